@@ -1,0 +1,7 @@
+//! Pure kubeadm computation.
+//!
+//! Takes values, returns values: the host layout, certificate specs, kubeconfig files, static pod
+//! manifests, kubelet files, addon objects, patches, preflight evaluation of host facts and upgrade plans.
+//!
+//! Must not depend on tokio, kube or any effect implementation, nor use `std::fs`, `std::net`,
+//! `std::process`, `std::env` or the system clock.

@@ -1,0 +1,4 @@
+//! The real implementations of the effect traits.
+//!
+//! The only crate that touches the file system, the network, processes, the environment and the clock.
+//! Depends on kubeadm-api and kubeadm-effects; heavy dependencies (kube, etcd, gRPC) live only here.

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# The project's test command: lints, the dependency-graph check and every test, including the
+# differential tests that run upstream kubeadm v1.25.16 (built from Go modules when missing).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+testbed/upstream/build.sh kubeadm
+export KUBEADM_UPSTREAM="${KUBEADM_UPSTREAM:-${KUBEADM_RS_CACHE:-$HOME/.cache/kubeadm-rs}/upstream/kubeadm}"
+cargo fmt --all -- --check
+python3 .ci/depgraph.py
+cargo clippy --workspace --all-targets -- -D warnings
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
+cargo test --workspace
