@@ -5,18 +5,19 @@ import subprocess
 import sys
 
 ALLOWED = {
-    "kubeadm-api": set(),
-    "kubeadm-core": {"kubeadm-api"},
+    "kubeadm-yaml": set(),
+    "kubeadm-api": {"kubeadm-yaml"},
+    "kubeadm-core": {"kubeadm-api", "kubeadm-yaml"},
     "kubeadm-effects": {"kubeadm-api"},
     "kubeadm-workflow": set(),
     "kubeadm-phases": {"kubeadm-api", "kubeadm-core", "kubeadm-effects", "kubeadm-workflow"},
     "kubeadm-host": {"kubeadm-api", "kubeadm-effects"},
-    "kubeadm": {"kubeadm-api", "kubeadm-core", "kubeadm-effects", "kubeadm-host", "kubeadm-workflow", "kubeadm-phases"},
-    "kubeadm-testkit": {"kubeadm-api", "kubeadm-effects", "kubeadm-workflow"},
+    "kubeadm": {"kubeadm-yaml", "kubeadm-api", "kubeadm-core", "kubeadm-effects", "kubeadm-host", "kubeadm-workflow", "kubeadm-phases"},
+    "kubeadm-testkit": {"kubeadm-yaml", "kubeadm-api", "kubeadm-effects", "kubeadm-workflow"},
 }
 # Heavy or effectful crates that only kubeadm-host (and the binary) may use.
 HOST_ONLY = {"kube", "etcd-client", "tonic", "tokio", "k8s-cri", "hyper", "hyper-util", "rustls"}
-PURE = {"kubeadm-api", "kubeadm-core", "kubeadm-effects", "kubeadm-workflow", "kubeadm-phases"}
+PURE = {"kubeadm-yaml", "kubeadm-api", "kubeadm-core", "kubeadm-effects", "kubeadm-workflow", "kubeadm-phases"}
 
 meta = json.loads(subprocess.check_output(
     ["cargo", "metadata", "--format-version", "1", "--no-deps", "--offline"]))

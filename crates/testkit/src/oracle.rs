@@ -1,0 +1,83 @@
+//! Upstream kubeadm v1.25.16 as the oracle: run it and ours with the same arguments and compare.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// What one run of a binary printed and how it exited.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Run {
+    /// Standard output, as text.
+    pub stdout: String,
+    /// Standard error, as text.
+    pub stderr: String,
+    /// Exit code (-1 when killed by a signal).
+    pub code: i32,
+}
+
+/// The upstream kubeadm binary: `$KUBEADM_UPSTREAM`, else the testbed cache.
+///
+/// Panics with instructions when it is missing: a differential test without its oracle must fail,
+/// never pass silently.
+pub fn upstream_kubeadm() -> PathBuf {
+    let path = match std::env::var_os("KUBEADM_UPSTREAM") {
+        Some(p) => PathBuf::from(p),
+        None => {
+            let cache = std::env::var_os("KUBEADM_RS_CACHE")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| {
+                    PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/kubeadm-rs")
+                });
+            cache.join("upstream/kubeadm")
+        }
+    };
+    assert!(
+        path.is_file(),
+        "upstream kubeadm not found at {}: run testbed/upstream/build.sh or set KUBEADM_UPSTREAM",
+        path.display()
+    );
+    path
+}
+
+/// Runs `bin` with `args` in `cwd`, with a clean, fixed environment plus `env`.
+pub fn run(bin: &Path, args: &[&str], cwd: &Path, env: &[(&str, &str)]) -> Run {
+    let mut cmd = Command::new(bin);
+    cmd.args(args)
+        .current_dir(cwd)
+        .env_clear()
+        .env("PATH", "/usr/sbin:/usr/bin:/sbin:/bin")
+        .env("HOME", cwd)
+        .stdin(Stdio::null());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", bin.display()));
+    Run {
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        code: out.status.code().unwrap_or(-1),
+    }
+}
+
+/// A unified-style line diff of two texts, for assertion messages.
+pub fn diff(expected: &str, actual: &str) -> String {
+    let e: Vec<&str> = expected.lines().collect();
+    let a: Vec<&str> = actual.lines().collect();
+    let mut out = String::new();
+    let n = e.len().max(a.len());
+    for i in 0..n {
+        match (e.get(i), a.get(i)) {
+            (Some(x), Some(y)) if x == y => {}
+            (x, y) => {
+                if let Some(x) = x {
+                    out.push_str(&format!("{:>4} - {x}\n", i + 1));
+                }
+                if let Some(y) = y {
+                    out.push_str(&format!("{:>4} + {y}\n", i + 1));
+                }
+            }
+        }
+    }
+    out
+}
