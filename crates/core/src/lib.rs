@@ -5,3 +5,6 @@
 //!
 //! Must not depend on tokio, kube or any effect implementation, nor use `std::fs`, `std::net`,
 //! `std::process`, `std::env` or the system clock.
+
+pub mod images;
+pub mod bind_address;
