@@ -1,0 +1,106 @@
+//! Reading facts about this host that defaulting and preflight need: its name, its route tables, its
+//! network interfaces, which runtime sockets exist. Only reads; the decisions are made elsewhere.
+
+use std::io;
+use std::net::IpAddr;
+use std::os::unix::fs::FileTypeExt;
+use std::path::Path;
+
+/// A network interface as the kernel reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InterfaceInfo {
+    /// Name, e.g. `eth0`.
+    pub name: String,
+    /// Kernel interface index (Go lists interfaces in this order).
+    pub index: u32,
+    /// `IFF_*` flags from `/sys/class/net/<name>/flags`.
+    pub flags: u32,
+    /// Addresses, IPv4 first then IPv6, in the kernel's order within each family.
+    pub addresses: Vec<IpAddr>,
+}
+
+impl InterfaceInfo {
+    /// `IFF_UP`.
+    pub fn up(&self) -> bool {
+        self.flags & 0x1 != 0
+    }
+    /// `IFF_LOOPBACK`.
+    pub fn loopback(&self) -> bool {
+        self.flags & 0x8 != 0
+    }
+    /// `IFF_POINTOPOINT`.
+    pub fn point_to_point(&self) -> bool {
+        self.flags & 0x10 != 0
+    }
+}
+
+/// The host name as Go's `os.Hostname` reads it.
+pub fn hostname() -> io::Result<String> {
+    let raw = std::fs::read_to_string("/proc/sys/kernel/hostname")?;
+    Ok(raw.trim_end_matches('\n').to_string())
+}
+
+/// The text of `/proc/net/route` (`None` when the file does not exist) and of `/proc/net/ipv6_route`
+/// (empty when unreadable, as upstream ignores it then).
+pub fn route_tables() -> io::Result<(Option<String>, String)> {
+    let v4 = match std::fs::read_to_string("/proc/net/route") {
+        Ok(s) => Some(s),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+        Err(e) => return Err(e),
+    };
+    let v6 = std::fs::read_to_string("/proc/net/ipv6_route").unwrap_or_default();
+    Ok((v4, v6))
+}
+
+/// Every network interface with its flags and addresses, in index order.
+pub fn interfaces() -> io::Result<Vec<InterfaceInfo>> {
+    let mut list: Vec<InterfaceInfo> = Vec::new();
+    for entry in std::fs::read_dir("/sys/class/net")? {
+        let entry = entry?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let read_num = |file: &str, radix: u32| -> u32 {
+            std::fs::read_to_string(entry.path().join(file))
+                .ok()
+                .and_then(|s| {
+                    let s = s.trim();
+                    u32::from_str_radix(s.strip_prefix("0x").unwrap_or(s), radix).ok()
+                })
+                .unwrap_or(0)
+        };
+        list.push(InterfaceInfo { index: read_num("ifindex", 10), flags: read_num("flags", 16), name, addresses: vec![] });
+    }
+    list.sort_by_key(|i| i.index);
+    let mut addrs = if_addrs::get_if_addrs()?;
+    // IPv4 before IPv6, as Go's netlink listing returns them.
+    addrs.sort_by_key(|a| a.ip().is_ipv6());
+    for a in addrs {
+        if let Some(i) = list.iter_mut().find(|i| i.name == a.name) {
+            i.addresses.push(a.ip());
+        }
+    }
+    Ok(list)
+}
+
+/// Whether `path` exists and is a Unix socket.
+pub fn is_socket(path: &Path) -> bool {
+    std::fs::metadata(path).map(|m| m.file_type().is_socket()).unwrap_or(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_interface_is_listed_with_its_address() {
+        let ifs = interfaces().expect("interfaces");
+        let lo = ifs.iter().find(|i| i.name == "lo").expect("lo");
+        assert!(lo.loopback());
+        assert!(lo.addresses.contains(&"127.0.0.1".parse().expect("ip")));
+    }
+
+    #[test]
+    fn a_regular_file_is_not_a_socket() {
+        assert!(!is_socket(Path::new("/proc/self/status")));
+        assert!(!is_socket(Path::new("/nonexistent/socket")));
+    }
+}
