@@ -4,3 +4,4 @@
 //! the recording fake (kubeadm-testkit). All user-visible output goes through the reporter defined here.
 //!
 //! Depends on kubeadm-api only.
+pub mod fs;

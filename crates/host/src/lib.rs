@@ -2,4 +2,5 @@
 //!
 //! The only crate that touches the file system, the network, processes, the environment and the clock.
 //! Depends on kubeadm-api and kubeadm-effects; heavy dependencies (kube, etcd, gRPC) live only here.
+pub mod fs;
 pub mod probe;

@@ -67,7 +67,12 @@ pub fn interfaces() -> io::Result<Vec<InterfaceInfo>> {
                 })
                 .unwrap_or(0)
         };
-        list.push(InterfaceInfo { index: read_num("ifindex", 10), flags: read_num("flags", 16), name, addresses: vec![] });
+        list.push(InterfaceInfo {
+            index: read_num("ifindex", 10),
+            flags: read_num("flags", 16),
+            name,
+            addresses: vec![],
+        });
     }
     list.sort_by_key(|i| i.index);
     let mut addrs = if_addrs::get_if_addrs()?;
@@ -83,7 +88,9 @@ pub fn interfaces() -> io::Result<Vec<InterfaceInfo>> {
 
 /// Whether `path` exists and is a Unix socket.
 pub fn is_socket(path: &Path) -> bool {
-    std::fs::metadata(path).map(|m| m.file_type().is_socket()).unwrap_or(false)
+    std::fs::metadata(path)
+        .map(|m| m.file_type().is_socket())
+        .unwrap_or(false)
 }
 
 #[cfg(test)]
