@@ -5,3 +5,4 @@
 //!
 //! Depends on kubeadm-api only.
 pub mod fs;
+pub mod report;

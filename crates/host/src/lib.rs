@@ -4,3 +4,4 @@
 //! Depends on kubeadm-api and kubeadm-effects; heavy dependencies (kube, etcd, gRPC) live only here.
 pub mod fs;
 pub mod probe;
+pub mod report;
