@@ -4,11 +4,30 @@
 //! `gopkg.in/yaml.v2`: keys sorted, YAML 1.1 scalar resolution, yaml.v2's quoting and indentation.
 //! [`to_string`] reproduces that byte for byte. [`parse_documents`] reads (multi-document) YAML or JSON
 //! into JSON values the way `sigs.k8s.io/yaml.YAMLToJSON` does, keeping the source position of every
-//! node so that callers can point errors at a line and column, and rejecting duplicate keys.
+//! node so that callers can point errors at a line and column, and rejecting duplicate keys
+//! ([`parse_documents_lenient`] keeps the last value and reports them instead).
+//!
+//! Modules: `emit` (the writer), `keyorder` (yaml.v2's key order), `resolve` (YAML 1.1 scalar
+//! resolution), `number` (Go float formatting), `stream` (kubeadm's document split), `tree` (events
+//! to nodes, over `saphyr-parser`), `convert` (nodes to JSON with positions). The expected behaviour
+//! is pinned by golden files produced by the Go libraries themselves (`tests/golden/README.md`).
+//!
+//! Known differences from yaml.v2 when reading, all in input Kubernetes never writes: the parser
+//! underneath is YAML 1.2, so it accepts a tab starting a block line, the `\/` escape and `:` in
+//! anchor names, and treats NEL/LS/PS as content rather than line breaks; syntax error messages are
+//! worded differently (positions are given).
 //!
 //! Depends on nothing internal; no I/O.
 
 use std::collections::BTreeMap;
+
+mod convert;
+mod emit;
+mod keyorder;
+mod number;
+mod resolve;
+mod stream;
+mod tree;
 
 /// A line and column in the source, both 1-based.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -56,6 +75,15 @@ pub enum ParseError {
         /// What is wrong.
         message: String,
     },
+    /// The text is well-formed but cannot be turned into JSON (a tag that does not fit its value,
+    /// a key that JSON cannot hold, `.nan`/`.inf` values, a bad merge).
+    #[error("line {}, column {}: {message}", .position.line, .position.column)]
+    Invalid {
+        /// Where the offending node is.
+        position: Position,
+        /// What is wrong, worded as the Go libraries word it where possible.
+        message: String,
+    },
     /// A mapping has the same key twice.
     #[error("line {}, column {}: key {key:?} already set in map", .position.line, .position.column)]
     DuplicateKey {
@@ -68,24 +96,55 @@ pub enum ParseError {
 
 /// Renders `value` as `sigs.k8s.io/yaml.Marshal` renders the same JSON.
 pub fn to_string(value: &serde_json::Value) -> String {
-    // Placeholder until the yaml.v2-compatible emitter lands: JSON is valid YAML.
-    let mut s = value.to_string();
-    s.push('\n');
-    s
+    emit::emit(value)
+}
+
+impl ParseError {
+    /// Where the problem is.
+    pub fn position(&self) -> Position {
+        match self {
+            ParseError::Syntax { position, .. }
+            | ParseError::Invalid { position, .. }
+            | ParseError::DuplicateKey { position, .. } => *position,
+        }
+    }
 }
 
 /// Splits a stream into documents and reads each one (YAML or JSON).
+///
+/// Documents are split as kubeadm splits them: at lines starting with `---` (anything after it
+/// other than a comment is an error), skipping empty documents; a document of only comments or
+/// blank lines reads as `null`. Each document is then read as `sigs.k8s.io/yaml.YAMLToJSON`
+/// reads it. A key repeated in a mapping is an error ([`ParseError::DuplicateKey`]), as in
+/// yaml.v2's strict mode; [`parse_documents_lenient`] keeps the last value instead.
 pub fn parse_documents(src: &str) -> Result<Vec<Document>, ParseError> {
-    // Placeholder until the positioned YAML reader lands: accepts JSON only.
-    let value: serde_json::Value = serde_json::from_str(src).map_err(|e| ParseError::Syntax {
-        position: Position {
-            line: e.line(),
-            column: e.column(),
-        },
-        message: e.to_string(),
-    })?;
-    Ok(vec![Document {
-        value,
-        positions: BTreeMap::new(),
-    }])
+    read_documents(src, convert::Duplicates::Reject).map(|(docs, _)| docs)
+}
+
+/// Like [`parse_documents`], but a repeated key does not fail the read: the later value wins,
+/// as with yaml.v2's default (non-strict) decoding, and each repetition is returned as a
+/// [`ParseError::DuplicateKey`] for the caller to report (kubeadm prints them as warnings).
+pub fn parse_documents_lenient(src: &str) -> Result<(Vec<Document>, Vec<ParseError>), ParseError> {
+    read_documents(src, convert::Duplicates::Collect)
+}
+
+fn read_documents(
+    src: &str,
+    mode: convert::Duplicates,
+) -> Result<(Vec<Document>, Vec<ParseError>), ParseError> {
+    let mut docs = Vec::new();
+    let mut duplicates = Vec::new();
+    for chunk in stream::split(src)? {
+        let mut converter = convert::Converter::new(mode);
+        let value = match tree::read(&chunk.text, chunk.first_line)? {
+            Some(root) => converter.value(&root, &mut String::new())?,
+            None => serde_json::Value::Null,
+        };
+        duplicates.append(&mut converter.duplicates);
+        docs.push(Document {
+            value,
+            positions: converter.positions,
+        });
+    }
+    Ok((docs, duplicates))
 }

@@ -1,0 +1,367 @@
+//! Turning a document's node tree into JSON as `sigs.k8s.io/yaml.YAMLToJSON` does: yaml.v2's
+//! YAML 1.1 scalar resolution and tag handling, alias and `<<` merge expansion, keys converted to
+//! strings, and floats that JSON cannot hold rejected. Records each node's position by JSON
+//! pointer along the way.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value};
+
+use crate::number::{format_go_float32, json_number_from_go_float};
+use crate::resolve::{Resolved, resolve_plain};
+use crate::tree::Node;
+use crate::{ParseError, Position};
+
+const CORE_TAG_PREFIX: &str = "tag:yaml.org,2002:";
+
+/// How a mapping key set twice is treated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Duplicates {
+    /// An error, as yaml.v2's strict mode reports it.
+    Reject,
+    /// The later value wins (yaml.v2's default); each occurrence is reported.
+    Collect,
+}
+
+pub(crate) struct Converter {
+    pub(crate) positions: BTreeMap<String, Position>,
+    pub(crate) duplicates: Vec<ParseError>,
+    mode: Duplicates,
+    /// yaml.v2's guard against alias bombs: nodes decoded, how many of them under an alias, and
+    /// how deep in aliases we are.
+    decode_count: u64,
+    alias_count: u64,
+    alias_depth: u32,
+}
+
+impl Converter {
+    pub(crate) fn new(mode: Duplicates) -> Self {
+        Converter {
+            positions: BTreeMap::new(),
+            duplicates: Vec::new(),
+            mode,
+            decode_count: 0,
+            alias_count: 0,
+            alias_depth: 0,
+        }
+    }
+
+    /// Counts one decoded node and fails like yaml.v2 when aliases expand into too large a share
+    /// of the document ("billion laughs").
+    fn count(&mut self, position: Position) -> Result<(), ParseError> {
+        self.decode_count += 1;
+        if self.alias_depth > 0 {
+            self.alias_count += 1;
+        }
+        let allowed = match self.decode_count {
+            0..=400_000 => 0.99,
+            4_000_000.. => 0.10,
+            n => 0.99 - 0.89 * ((n - 400_000) as f64 / 3_600_000.0),
+        };
+        if self.alias_count > 100
+            && self.decode_count > 1000
+            && self.alias_count as f64 / self.decode_count as f64 > allowed
+        {
+            return Err(ParseError::Invalid {
+                position,
+                message: "document contains excessive aliasing".to_owned(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Converts `node`, found at JSON pointer `pointer`.
+    pub(crate) fn value(&mut self, node: &Node, pointer: &mut String) -> Result<Value, ParseError> {
+        self.count(node.position())?;
+        self.positions.entry(pointer.clone()).or_insert(node.position());
+        match node {
+            Node::Alias { target, .. } => {
+                self.alias_depth += 1;
+                let v = self.value(target, pointer);
+                self.alias_depth -= 1;
+                v
+            }
+            Node::Scalar { .. } => scalar(node),
+            Node::Sequence { items, .. } => {
+                let mut out = Vec::with_capacity(items.len());
+                for (i, item) in items.iter().enumerate() {
+                    let len = pointer.len();
+                    pointer.push('/');
+                    pointer.push_str(&i.to_string());
+                    out.push(self.value(item, pointer)?);
+                    pointer.truncate(len);
+                }
+                Ok(Value::Array(out))
+            }
+            Node::Mapping { .. } => {
+                let mut out = Map::new();
+                self.entries(node, &mut out, pointer)?;
+                Ok(Value::Object(out))
+            }
+        }
+    }
+
+    /// Adds the entries of mapping `node` to `out`, expanding merge keys in place.
+    fn entries(
+        &mut self,
+        node: &Node,
+        out: &mut Map<String, Value>,
+        pointer: &mut String,
+    ) -> Result<(), ParseError> {
+        let Node::Mapping { entries, .. } = node.resolved() else {
+            return Err(merge_error(node.position()));
+        };
+        for (key, value) in entries {
+            if is_merge_key(key) {
+                self.merge(value, out, pointer)?;
+                continue;
+            }
+            self.count(key.position())?;
+            let name = key_string(key)?;
+            let len = pointer.len();
+            pointer.push('/');
+            push_pointer_token(pointer, &name);
+            let key_pos = key.position();
+            if out.contains_key(&name) {
+                // yaml.v2 reports the line of the value; we point at the repeated key.
+                let err = ParseError::DuplicateKey {
+                    position: key_pos,
+                    key: name.clone(),
+                };
+                match self.mode {
+                    Duplicates::Reject => return Err(err),
+                    Duplicates::Collect => self.duplicates.push(err),
+                }
+            }
+            let v = self.value(value, pointer)?;
+            // Keep the key's position for the entry (not the value's).
+            self.positions.insert(pointer.clone(), key_pos);
+            out.insert(name, v);
+            pointer.truncate(len);
+        }
+        Ok(())
+    }
+
+    /// yaml.v2's `merge`: a mapping (or alias of one) is merged; a sequence of them is merged
+    /// from last to first, so that earlier ones win in its non-strict mode.
+    fn merge(
+        &mut self,
+        value: &Node,
+        out: &mut Map<String, Value>,
+        pointer: &mut String,
+    ) -> Result<(), ParseError> {
+        match value.resolved() {
+            Node::Mapping { .. } => self.entries(value, out, pointer),
+            Node::Sequence { items, .. } if !matches!(value, Node::Alias { .. }) => {
+                for item in items.iter().rev() {
+                    if !matches!(item.resolved(), Node::Mapping { .. }) {
+                        return Err(merge_error(item.position()));
+                    }
+                    self.entries(item, out, pointer)?;
+                }
+                Ok(())
+            }
+            _ => Err(merge_error(value.position())),
+        }
+    }
+}
+
+fn merge_error(position: Position) -> ParseError {
+    ParseError::Invalid {
+        position,
+        message: "map merge requires map or sequence of maps as the value".to_owned(),
+    }
+}
+
+/// RFC 6901 escaping of one reference token.
+pub(crate) fn push_pointer_token(pointer: &mut String, token: &str) {
+    for c in token.chars() {
+        match c {
+            '~' => pointer.push_str("~0"),
+            '/' => pointer.push_str("~1"),
+            c => pointer.push(c),
+        }
+    }
+}
+
+/// yaml.v2's `isMerge`: a plain `<<` (or one tagged `!!merge`).
+fn is_merge_key(key: &Node) -> bool {
+    match key {
+        Node::Scalar {
+            value, plain, tag, ..
+        } => {
+            value == "<<"
+                && match tag {
+                    None => *plain,
+                    Some(t) => t.handle == CORE_TAG_PREFIX && t.suffix == "merge",
+                }
+        }
+        _ => false,
+    }
+}
+
+/// A scalar as yaml.v2 decodes it into an untyped value.
+fn scalar(node: &Node) -> Result<Value, ParseError> {
+    let Node::Scalar {
+        value,
+        plain,
+        tag,
+        pos,
+    } = node
+    else {
+        return Ok(Value::Null);
+    };
+    let resolved = match tag {
+        // Untagged: plain scalars are resolved, quoted and block scalars are strings.
+        None if *plain => resolve_plain(value),
+        None => return Ok(Value::String(value.clone())),
+        Some(t) if t.handle == CORE_TAG_PREFIX => match t.suffix.as_str() {
+            "str" => return Ok(Value::String(value.clone())),
+            "binary" => return decode_binary(value, *pos).map(Value::String),
+            "bool" | "int" | "float" | "null" | "timestamp" => {
+                let r = resolve_plain(value);
+                check_tag(&t.suffix, r, value, *pos)?
+            }
+            // Other core tags (`!!map` on a scalar, `!!python/...`) are not resolved.
+            _ => return Ok(Value::String(value.clone())),
+        },
+        // Local and non-specific tags: yaml.v2 leaves the text alone.
+        Some(_) => return Ok(Value::String(value.clone())),
+    };
+    resolved_to_json(resolved, value, *pos)
+}
+
+/// yaml.v2's check that an explicitly tagged scalar resolves to that tag (ints may be floats).
+fn check_tag(tag: &str, r: Resolved, value: &str, position: Position) -> Result<Resolved, ParseError> {
+    let got = tag_name(r);
+    match (tag, r) {
+        (t, _) if t == got => Ok(r),
+        ("float", Resolved::Int(i)) => Ok(Resolved::Float(i as f64)),
+        _ => Err(ParseError::Invalid {
+            position,
+            message: format!("cannot decode !!{got} `{value}` as a !!{tag}"),
+        }),
+    }
+}
+
+fn tag_name(r: Resolved) -> &'static str {
+    match r {
+        Resolved::Null => "null",
+        Resolved::Bool(_) => "bool",
+        Resolved::Int(_) | Resolved::Uint(_) => "int",
+        Resolved::Float(_) => "float",
+        Resolved::Timestamp => "timestamp",
+        Resolved::Str => "str",
+    }
+}
+
+fn resolved_to_json(r: Resolved, text: &str, position: Position) -> Result<Value, ParseError> {
+    Ok(match r {
+        Resolved::Null => Value::Null,
+        Resolved::Bool(b) => Value::Bool(b),
+        Resolved::Int(i) => Value::from(i),
+        Resolved::Uint(u) => Value::from(u),
+        Resolved::Float(f) => match json_number_from_go_float(f) {
+            Some(n) => Value::Number(n),
+            None => {
+                let shown = if f.is_nan() {
+                    "NaN"
+                } else if f > 0.0 {
+                    "+Inf"
+                } else {
+                    "-Inf"
+                };
+                return Err(ParseError::Invalid {
+                    position,
+                    message: format!("json: unsupported value: {shown}"),
+                });
+            }
+        },
+        // yaml.v2 keeps timestamps as their text when decoding into an untyped value.
+        Resolved::Timestamp | Resolved::Str => Value::String(text.to_owned()),
+    })
+}
+
+/// A mapping key as sigs.k8s.io/yaml turns it into a JSON object key.
+fn key_string(key: &Node) -> Result<String, ParseError> {
+    let node = key.resolved();
+    let position = key.position();
+    if !matches!(node, Node::Scalar { .. }) {
+        return Err(ParseError::Invalid {
+            position,
+            message: "invalid map key: mappings and sequences cannot be keys".to_owned(),
+        });
+    }
+    let unsupported = |what: &str| ParseError::Invalid {
+        position,
+        message: format!("unsupported map key of type {what}"),
+    };
+    match scalar(node) {
+        Ok(Value::String(s)) => Ok(s),
+        Ok(Value::Bool(b)) => Ok(b.to_string()),
+        Ok(Value::Null) => Err(unsupported("<nil>")),
+        Ok(Value::Number(n)) => {
+            if let Some(i) = n.as_i64() {
+                Ok(i.to_string())
+            } else if n.is_u64() {
+                // yaml.v2 decodes integers above i64 as uint64, which sigs.k8s.io/yaml rejects.
+                Err(unsupported("uint64"))
+            } else {
+                Ok(format_go_float32(n.as_f64().unwrap_or(0.0)))
+            }
+        }
+        Ok(_) => Err(unsupported("collection")),
+        // `.nan` / `.inf` keys are fine: sigs.k8s.io/yaml spells them out.
+        Err(_) => match node {
+            Node::Scalar { value, .. } => match resolve_plain(value) {
+                Resolved::Float(f) if f.is_nan() => Ok(".nan".to_owned()),
+                Resolved::Float(f) if f > 0.0 => Ok(".inf".to_owned()),
+                Resolved::Float(_) => Ok("-.inf".to_owned()),
+                _ => Err(unsupported("unknown")),
+            },
+            _ => Err(unsupported("unknown")),
+        },
+    }
+}
+
+/// `!!binary`: standard base64 (line breaks ignored), decoded bytes taken as text the way Go's
+/// JSON encoder does (invalid UTF-8 becomes U+FFFD).
+fn decode_binary(text: &str, position: Position) -> Result<String, ParseError> {
+    let invalid = || ParseError::Invalid {
+        position,
+        message: "!!binary value contains invalid base64 data".to_owned(),
+    };
+    let mut bits: u32 = 0;
+    let mut nbits = 0;
+    let mut out = Vec::with_capacity(text.len() * 3 / 4);
+    let mut padding = 0;
+    let mut count = 0;
+    for c in text.bytes() {
+        let v = match c {
+            b'\r' | b'\n' => continue,
+            b'=' => {
+                padding += 1;
+                count += 1;
+                continue;
+            }
+            _ if padding > 0 => return Err(invalid()),
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            _ => return Err(invalid()),
+        };
+        count += 1;
+        bits = (bits << 6) | u32::from(v);
+        nbits += 6;
+        if nbits >= 8 {
+            nbits -= 8;
+            out.push((bits >> nbits) as u8);
+        }
+    }
+    if count % 4 != 0 || padding > 2 {
+        return Err(invalid());
+    }
+    Ok(String::from_utf8_lossy(&out).into_owned())
+}
