@@ -4,6 +4,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 testbed/upstream/build.sh kubeadm
+# The Go YAML oracle for the codec's property tests (a few seconds to build).
+(cd testbed/goyaml && GOSUMDB=off GOFLAGS=-mod=mod go build -o goyaml .)
+export KUBEADM_GOYAML="$PWD/testbed/goyaml/goyaml"
 export KUBEADM_UPSTREAM="${KUBEADM_UPSTREAM:-${KUBEADM_RS_CACHE:-$HOME/.cache/kubeadm-rs}/upstream/kubeadm}"
 cargo fmt --all -- --check
 python3 .ci/depgraph.py
