@@ -1,0 +1,134 @@
+//! The dispatch table: one handler per command path.
+//!
+//! # Adding a handler
+//!
+//! 1. Write `fn my_handler(inv: &Invocation, out: &mut Output) -> Result<(), CommandError>` in the
+//!    module that owns the command's domain (read flags with `inv.flags.string("name")`,
+//!    `.bool(..)`, `.strings(..)`, `.changed(..)`; positional arguments are `inv.args`).
+//! 2. Add `("kubeadm config print init-defaults", my_handler)` to [`HANDLERS`].
+//! 3. Return typed errors converted into [`CommandError`]; pick the variant for the exit code
+//!    (`Failed` 1, `Preflight` 2, `Validation` 3). Never exit or print errors yourself: `main`
+//!    prints the error in upstream's format and decides the exit code.
+//!
+//! Commands without a handler print `kubeadm: "<path>" is not implemented yet in kubeadm-rs`
+//! and exit 1; phase commands of a workflow run the workflow filtered to their phase.
+
+use crate::command::{Action, Tree, WorkflowKind};
+use crate::execute::Invocation;
+use crate::{mixed_args, secrets, version};
+
+/// What a handler writes to standard output.
+pub(crate) type Output = String;
+
+/// A handler's failure; the variant decides the exit code.
+#[derive(Debug, thiserror::Error)]
+#[allow(dead_code)] // Preflight and Validation are for the handlers still to come
+pub(crate) enum CommandError {
+    /// Exit code 1.
+    #[error("{0}")]
+    Failed(String),
+    /// Exit code 2 (preflight checks failed).
+    #[error("{0}")]
+    Preflight(String),
+    /// Exit code 3 (configuration validation failed).
+    #[error("{0}")]
+    Validation(String),
+    /// Exit code 1, without upstream's stack-trace hint: a command we do not have yet.
+    #[error("kubeadm: {0:?} is not implemented yet in kubeadm-rs")]
+    NotImplemented(String),
+}
+
+impl CommandError {
+    /// The process exit code upstream uses for this kind of error.
+    pub(crate) fn exit_code(&self) -> u8 {
+        match self {
+            CommandError::Failed(_) | CommandError::NotImplemented(_) => 1,
+            CommandError::Preflight(_) => 2,
+            CommandError::Validation(_) => 3,
+        }
+    }
+}
+
+type Handler = fn(&Invocation<'_>, &mut Output) -> Result<(), CommandError>;
+
+/// Command path → handler.
+const HANDLERS: &[(&str, Handler)] = &[
+    ("kubeadm version", run_version),
+    ("kubeadm token generate", run_token_generate),
+    ("kubeadm certs certificate-key", run_certificate_key),
+    ("kubeadm token", missing_subcommand),
+    ("kubeadm upgrade", missing_subcommand),
+    ("kubeadm config", missing_subcommand),
+    ("kubeadm config print", missing_subcommand),
+    ("kubeadm config images", missing_subcommand),
+    ("kubeadm certs renew", missing_subcommand),
+    ("kubeadm init", check_mixed_then_pending),
+    ("kubeadm join", check_mixed_then_pending),
+    ("kubeadm token create", check_mixed_then_pending),
+];
+
+/// Runs the handler of an invocation.
+pub(crate) fn dispatch(tree: &Tree, inv: &Invocation<'_>, out: &mut Output) -> Result<(), CommandError> {
+    if let Action::Phase { workflow, .. } = &inv.command.action {
+        return run_phase(tree, inv, *workflow, out);
+    }
+    match HANDLERS.iter().find(|(path, _)| *path == inv.command.path) {
+        Some((_, handler)) => handler(inv, out),
+        None => Err(CommandError::NotImplemented(inv.command.path.clone())),
+    }
+}
+
+fn run_version(inv: &Invocation<'_>, out: &mut Output) -> Result<(), CommandError> {
+    let text =
+        version::render(&inv.flags.string("output")).map_err(|e| CommandError::Failed(e.to_string()))?;
+    out.push_str(&text);
+    Ok(())
+}
+
+fn run_token_generate(_: &Invocation<'_>, out: &mut Output) -> Result<(), CommandError> {
+    out.push_str(&secrets::bootstrap_token());
+    out.push('\n');
+    Ok(())
+}
+
+fn run_certificate_key(_: &Invocation<'_>, out: &mut Output) -> Result<(), CommandError> {
+    out.push_str(&secrets::certificate_key());
+    out.push('\n');
+    Ok(())
+}
+
+/// Upstream's `SubCmdRunE`: a command that only groups subcommands.
+fn missing_subcommand(inv: &Invocation<'_>, _: &mut Output) -> Result<(), CommandError> {
+    let name = inv.command.name();
+    Err(CommandError::Failed(match inv.args.first() {
+        None => format!("missing subcommand; {name:?} is not meant to be run on its own"),
+        Some(a) => format!("invalid subcommand: {a:?}"),
+    }))
+}
+
+/// Commands whose first step upstream is the `--config` mixing rule.
+fn check_mixed_then_pending(inv: &Invocation<'_>, _: &mut Output) -> Result<(), CommandError> {
+    mixed_args::validate(&inv.flags).map_err(|e| CommandError::Failed(e.to_string()))?;
+    Err(CommandError::NotImplemented(inv.command.path.clone()))
+}
+
+/// A phase command: prints help for phases with sub-phases, as upstream's generated command
+/// does, else runs the workflow filtered to the phase (after the checks upstream makes first).
+fn run_phase(
+    tree: &Tree,
+    inv: &Invocation<'_>,
+    workflow: WorkflowKind,
+    out: &mut Output,
+) -> Result<(), CommandError> {
+    if let Action::Phase {
+        has_children: true, ..
+    } = inv.command.action
+    {
+        out.push_str(&crate::help::help(tree, inv.command));
+        return Ok(());
+    }
+    if matches!(workflow, WorkflowKind::Init | WorkflowKind::Join) {
+        mixed_args::validate(&inv.flags).map_err(|e| CommandError::Failed(e.to_string()))?;
+    }
+    Err(CommandError::NotImplemented(inv.command.path.clone()))
+}
