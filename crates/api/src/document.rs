@@ -1,0 +1,348 @@
+//! One document of a config file: its GroupVersionKind, and decoding it into a typed object the way
+//! upstream's codec does (case-sensitive names, `null` as absent), with the strict pass that upstream
+//! runs only to warn (unknown fields), and errors that point at file, line, column and field path.
+
+use std::fmt;
+
+use serde::de::DeserializeOwned;
+
+use kubeadm_yaml::{Document, Position};
+
+/// `group/version, Kind=kind`, as upstream identifies a document.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct GroupVersionKind {
+    /// API group (`kubeadm.k8s.io`); empty for the core group.
+    pub group: String,
+    /// Version (`v1beta3`).
+    pub version: String,
+    /// Kind (`InitConfiguration`).
+    pub kind: String,
+}
+
+impl GroupVersionKind {
+    /// Splits an `apiVersion` as upstream does: `a/b` is group `a`, version `b`; `v1` is version only.
+    pub fn new(api_version: &str, kind: &str) -> Self {
+        let (group, version) = match api_version.split_once('/') {
+            Some((g, v)) => (g, v),
+            None => ("", api_version),
+        };
+        GroupVersionKind {
+            group: group.to_string(),
+            version: version.to_string(),
+            kind: kind.to_string(),
+        }
+    }
+
+    /// `group/version` (or `version` for the core group).
+    pub fn group_version(&self) -> String {
+        if self.group.is_empty() {
+            self.version.clone()
+        } else {
+            format!("{}/{}", self.group, self.version)
+        }
+    }
+
+    /// Go's `%#v` of a `schema.GroupVersionKind`, which upstream prints in its warnings.
+    pub fn go_syntax(&self) -> String {
+        format!(
+            "schema.GroupVersionKind{{Group:{:?}, Version:{:?}, Kind:{:?}}}",
+            self.group, self.version, self.kind
+        )
+    }
+}
+
+impl fmt::Display for GroupVersionKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}, Kind={}", self.group, self.version, self.kind)
+    }
+}
+
+/// A place in an input file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Location {
+    /// File name as given by the user.
+    pub file: String,
+    /// Line and column, when known.
+    pub position: Option<Position>,
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.position {
+            Some(p) => write!(f, "{}:{}:{}", self.file, p.line, p.column),
+            None => write!(f, "{}", self.file),
+        }
+    }
+}
+
+/// A field that does not exist in the target type; upstream warns and ignores it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownField {
+    /// Where it is.
+    pub location: Location,
+    /// Dotted path with `[i]` indices, as upstream prints it (`networking.bogus`).
+    pub path: String,
+    /// The document's kind.
+    pub gvk: GroupVersionKind,
+}
+
+impl fmt::Display for UnknownField {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}: unknown field {:?} in {}",
+            self.location, self.path, self.gvk
+        )
+    }
+}
+
+/// A value of the wrong type, or one that its type rejects (a bad duration or token).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{location}: {kind} field {path}: {message}")]
+pub struct FieldError {
+    /// Where it is.
+    pub location: Location,
+    /// Dotted field path (`networking.serviceSubnet`).
+    pub path: String,
+    /// The document's kind.
+    pub kind: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// One path segment, for building both the dotted path and the JSON pointer.
+enum Segment {
+    Key(String),
+    Index(usize),
+}
+
+fn dotted(segments: &[Segment]) -> String {
+    let mut out = String::new();
+    for s in segments {
+        match s {
+            Segment::Key(k) => {
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push_str(k);
+            }
+            Segment::Index(i) => out.push_str(&format!("[{i}]")),
+        }
+    }
+    out
+}
+
+fn pointer(segments: &[Segment]) -> String {
+    let mut out = String::new();
+    for s in segments {
+        out.push('/');
+        match s {
+            Segment::Key(k) => out.push_str(&k.replace('~', "~0").replace('/', "~1")),
+            Segment::Index(i) => out.push_str(&i.to_string()),
+        }
+    }
+    out
+}
+
+fn ignored_segments(path: &serde_ignored::Path<'_>, out: &mut Vec<Segment>) {
+    use serde_ignored::Path;
+    match path {
+        Path::Root => {}
+        Path::Seq { parent, index } => {
+            ignored_segments(parent, out);
+            out.push(Segment::Index(*index));
+        }
+        Path::Map { parent, key } => {
+            ignored_segments(parent, out);
+            out.push(Segment::Key(key.to_string()));
+        }
+        Path::Some { parent } | Path::NewtypeStruct { parent } | Path::NewtypeVariant { parent } => {
+            ignored_segments(parent, out)
+        }
+    }
+}
+
+fn error_segments(path: &serde_path_to_error::Path) -> Vec<Segment> {
+    use serde_path_to_error::Segment as S;
+    path.iter()
+        .filter_map(|s| match s {
+            S::Seq { index } => Some(Segment::Index(*index)),
+            S::Map { key } => Some(Segment::Key(key.clone())),
+            S::Enum { variant } => Some(Segment::Key(variant.clone())),
+            S::Unknown => None,
+        })
+        .collect()
+}
+
+/// Go decodes `null` into a field by leaving it at its zero value, which is what an absent field
+/// gives too; dropping `null` members makes serde agree (it would reject `null` for a string).
+fn strip_nulls(v: &mut serde_json::Value) {
+    match v {
+        serde_json::Value::Object(map) => {
+            map.retain(|_, v| !v.is_null());
+            map.values_mut().for_each(strip_nulls);
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(strip_nulls),
+        _ => {}
+    }
+}
+
+/// Decodes `doc` into `T`. Unknown fields are returned (upstream only warns about them); a wrong
+/// type is an error naming the field and where it is.
+pub(crate) fn decode_typed<T: DeserializeOwned>(
+    file: &str,
+    doc: &Document,
+    gvk: &GroupVersionKind,
+) -> Result<(T, Vec<UnknownField>), FieldError> {
+    let mut value = doc.value.clone();
+    strip_nulls(&mut value);
+    let mut unknown = Vec::new();
+    let result: Result<T, _> = {
+        let mut on_ignored = |path: serde_ignored::Path<'_>| {
+            let mut segs = Vec::new();
+            ignored_segments(&path, &mut segs);
+            unknown.push(segs);
+        };
+        let de = serde_ignored::Deserializer::new(value, &mut on_ignored);
+        serde_path_to_error::deserialize(de)
+    };
+    let location = |segs: &[Segment]| Location {
+        file: file.to_string(),
+        position: doc.position(&pointer(segs)),
+    };
+    match result {
+        Ok(obj) => {
+            let unknown = unknown
+                .iter()
+                .map(|segs| UnknownField {
+                    location: location(segs),
+                    path: dotted(segs),
+                    gvk: gvk.clone(),
+                })
+                .collect();
+            Ok((obj, unknown))
+        }
+        Err(e) => {
+            let segs = error_segments(e.path());
+            Err(FieldError {
+                location: location(&segs),
+                path: dotted(&segs),
+                kind: gvk.kind.clone(),
+                message: e.into_inner().to_string(),
+            })
+        }
+    }
+}
+
+/// Reads `apiVersion` and `kind` of a document (upstream's `DefaultMetaFactory.Interpret`).
+///
+/// Upstream reads these two with their Go type as a hint, so a YAML number or boolean there is taken
+/// as its text (`apiVersion: 5` is version `5`); a document that is not a mapping cannot be read.
+pub(crate) fn type_meta(doc: &Document) -> Result<GroupVersionKind, String> {
+    let map = match &doc.value {
+        serde_json::Value::Object(map) => Some(map),
+        serde_json::Value::Null => None,
+        other => {
+            return Err(format!(
+                "could not interpret GroupVersionKind; unmarshal error: error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {} into Go value of type runtime.TypeMeta",
+                go_json_type(other)
+            ));
+        }
+    };
+    let field = |name: &str| -> Result<String, String> {
+        match map.and_then(|m| m.get(name)) {
+            None | Some(serde_json::Value::Null) => Ok(String::new()),
+            Some(serde_json::Value::String(s)) => Ok(s.clone()),
+            Some(serde_json::Value::Number(n)) => Ok(n.to_string()),
+            Some(serde_json::Value::Bool(b)) => Ok(b.to_string()),
+            Some(other) => Err(format!(
+                "could not interpret GroupVersionKind; unmarshal error: error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {} into Go struct field TypeMeta.{name} of type string",
+                go_json_type(other)
+            )),
+        }
+    };
+    Ok(GroupVersionKind::new(&field("apiVersion")?, &field("kind")?))
+}
+
+/// How Go's `encoding/json` names a JSON value's type in its errors.
+fn go_json_type(v: &serde_json::Value) -> &'static str {
+    match v {
+        serde_json::Value::Null => "null",
+        serde_json::Value::Bool(_) => "bool",
+        serde_json::Value::Number(_) => "number",
+        serde_json::Value::String(_) => "string",
+        serde_json::Value::Array(_) => "array",
+        serde_json::Value::Object(_) => "object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::v1beta3::ClusterConfiguration;
+
+    fn doc(v: serde_json::Value) -> Document {
+        Document {
+            value: v,
+            positions: Default::default(),
+        }
+    }
+
+    #[test]
+    fn unknown_fields_are_reported_with_paths() {
+        let d = doc(serde_json::json!({
+            "apiVersion": "kubeadm.k8s.io/v1beta3",
+            "kind": "ClusterConfiguration",
+            "foo": "bar",
+            "networking": {"podSubnet": "10.0.0.0/8", "bogus": 1},
+            "apiServer": {"extraVolumes": [{"name": "a", "hostPath": "/a", "mountPath": "/a", "x": 1}]},
+            "etcd": {"local": {"Datadir": "/x"}},
+        }));
+        let gvk = GroupVersionKind::new("kubeadm.k8s.io/v1beta3", "ClusterConfiguration");
+        let (cfg, unknown) = decode_typed::<ClusterConfiguration>("c.yaml", &d, &gvk).expect("decodes");
+        assert_eq!(cfg.networking.pod_subnet, "10.0.0.0/8");
+        let paths: Vec<&str> = unknown.iter().map(|u| u.path.as_str()).collect();
+        // Names are case-sensitive, as in upstream's decoder.
+        assert_eq!(
+            paths,
+            [
+                "foo",
+                "networking.bogus",
+                "apiServer.extraVolumes[0].x",
+                "etcd.local.Datadir"
+            ]
+        );
+    }
+
+    #[test]
+    fn wrong_types_name_the_field() {
+        let cases = [
+            (
+                serde_json::json!({"networking": {"serviceSubnet": 5}}),
+                "networking.serviceSubnet",
+            ),
+            (
+                serde_json::json!({"apiServer": {"timeoutForControlPlane": "4x"}}),
+                "apiServer.timeoutForControlPlane",
+            ),
+            (
+                serde_json::json!({"apiServer": {"certSANs": "a"}}),
+                "apiServer.certSANs",
+            ),
+        ];
+        let gvk = GroupVersionKind::new("kubeadm.k8s.io/v1beta3", "ClusterConfiguration");
+        for (v, want) in cases {
+            let err = decode_typed::<ClusterConfiguration>("c.yaml", &doc(v), &gvk).expect_err(want);
+            assert_eq!(err.path, want);
+        }
+    }
+
+    #[test]
+    fn nulls_mean_absent() {
+        let d = doc(serde_json::json!({"clusterName": null, "networking": null, "etcd": {"local": null}}));
+        let gvk = GroupVersionKind::new("kubeadm.k8s.io/v1beta3", "ClusterConfiguration");
+        let (cfg, unknown) = decode_typed::<ClusterConfiguration>("c.yaml", &d, &gvk).expect("decodes");
+        assert_eq!(cfg, ClusterConfiguration::default());
+        assert!(unknown.is_empty());
+    }
+}

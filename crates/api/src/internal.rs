@@ -1,0 +1,158 @@
+//! The internal model: a v1beta3 configuration after loading, dynamic defaulting and validation,
+//! with what upstream's internal types carry beyond the wire form (resolved CI version, component
+//! configs). This is what the rest of kubeadm-rs works from.
+
+use crate::componentconfig::ComponentConfigs;
+use crate::defaults::{
+    default_cluster_configuration, default_init_configuration, default_join_configuration,
+};
+use crate::dynamic::{
+    DynamicError, DynamicInputs, HostFacts, ResolvedCluster, default_init_dynamic, default_join_dynamic,
+};
+use crate::load::{ConfigWarning, LoadError, load_init, load_join, locate_errors};
+use crate::v1beta3::{ClusterConfiguration, InitConfiguration, JoinConfiguration};
+use crate::validation::{ErrorList, validate_init, validate_join};
+
+/// A ready-to-use init configuration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InitConfig {
+    /// Node-local settings.
+    pub init: InitConfiguration,
+    /// Cluster-wide settings (version resolved).
+    pub cluster: ClusterConfiguration,
+    /// CI version and registry, when a CI build was asked for.
+    pub resolved: ResolvedCluster,
+    /// kubelet and kube-proxy configs, defaulted by kubeadm (always both present).
+    pub component_configs: ComponentConfigs,
+    /// Whether each component config came from the user's file (kubelet, kube-proxy).
+    pub user_supplied: (bool, bool),
+    /// Warnings upstream would print, in order.
+    pub warnings: Vec<String>,
+}
+
+/// A ready-to-use join configuration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JoinConfig {
+    /// The configuration.
+    pub join: JoinConfiguration,
+    /// Warnings upstream would print, in order.
+    pub warnings: Vec<String>,
+}
+
+/// Why a configuration cannot be used. Upstream exits 1 for all but `Invalid`, which exits 3.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    /// The file could not be read as a configuration.
+    #[error(transparent)]
+    Load(#[from] Box<LoadError>),
+    /// Dynamic defaulting failed.
+    #[error(transparent)]
+    Dynamic(#[from] DynamicError),
+    /// Validation failed; every error is listed.
+    #[error(transparent)]
+    Invalid(#[from] ErrorList),
+}
+
+pub(crate) fn finish_init(
+    mut init: InitConfiguration,
+    mut cluster: ClusterConfiguration,
+    mut component_configs: ComponentConfigs,
+    mut warnings: Vec<String>,
+    inputs: &mut DynamicInputs<'_>,
+) -> Result<InitConfig, ConfigError> {
+    let user_supplied = (
+        component_configs.kubelet.is_some(),
+        component_configs.kube_proxy.is_some(),
+    );
+    let (resolved, dyn_warnings) =
+        default_init_dynamic(&mut init, &mut cluster, &mut component_configs, inputs)?;
+    warnings.extend(dyn_warnings);
+    validate_init(&init, &cluster).into_result()?;
+    Ok(InitConfig {
+        init,
+        cluster,
+        resolved,
+        component_configs,
+        user_supplied,
+        warnings,
+    })
+}
+
+/// Upstream's `LoadInitConfigurationFromFile` after the read: decode, default, validate.
+pub fn load_init_config(
+    file: &str,
+    text: &str,
+    inputs: &mut DynamicInputs<'_>,
+) -> Result<InitConfig, ConfigError> {
+    let loaded = load_init(file, text, false).map_err(Box::new)?;
+    let warnings = loaded.warnings.iter().map(ConfigWarning::to_string).collect();
+    finish_init(
+        loaded.init,
+        loaded.cluster,
+        loaded.component_configs,
+        warnings,
+        inputs,
+    )
+    .map_err(|e| match e {
+        ConfigError::Invalid(mut errs) => {
+            locate_errors(file, &loaded.sources, &mut errs);
+            ConfigError::Invalid(errs)
+        }
+        other => other,
+    })
+}
+
+/// Upstream's `DefaultedInitConfiguration`: configurations built from flags, no file.
+pub fn defaulted_init_config(
+    mut init: InitConfiguration,
+    mut cluster: ClusterConfiguration,
+    inputs: &mut DynamicInputs<'_>,
+) -> Result<InitConfig, ConfigError> {
+    default_init_configuration(&mut init);
+    default_cluster_configuration(&mut cluster);
+    finish_init(init, cluster, ComponentConfigs::default(), Vec::new(), inputs)
+}
+
+/// Upstream's `LoadJoinConfigurationFromFile` after the read. `file_exists` answers the check of a
+/// discovery file path.
+pub fn load_join_config(
+    file: &str,
+    text: &str,
+    host: &HostFacts,
+    file_exists: &dyn Fn(&str) -> bool,
+) -> Result<JoinConfig, ConfigError> {
+    let loaded = load_join(file, text, false).map_err(Box::new)?;
+    let mut warnings: Vec<String> = loaded.warnings.iter().map(ConfigWarning::to_string).collect();
+    let sources: Vec<_> = loaded.source.into_iter().collect();
+    finish_join(loaded.join, &mut warnings, host, file_exists)
+        .map(|join| JoinConfig { join, warnings })
+        .map_err(|e| match e {
+            ConfigError::Invalid(mut errs) => {
+                locate_errors(file, &sources, &mut errs);
+                ConfigError::Invalid(errs)
+            }
+            other => other,
+        })
+}
+
+/// Upstream's `DefaultedJoinConfiguration`: a configuration built from flags, no file.
+pub fn defaulted_join_config(
+    mut join: JoinConfiguration,
+    host: &HostFacts,
+    file_exists: &dyn Fn(&str) -> bool,
+) -> Result<JoinConfig, ConfigError> {
+    default_join_configuration(&mut join);
+    let mut warnings = Vec::new();
+    finish_join(join, &mut warnings, host, file_exists).map(|join| JoinConfig { join, warnings })
+}
+
+pub(crate) fn finish_join(
+    mut join: JoinConfiguration,
+    warnings: &mut Vec<String>,
+    host: &HostFacts,
+    file_exists: &dyn Fn(&str) -> bool,
+) -> Result<JoinConfiguration, ConfigError> {
+    warnings.extend(default_join_dynamic(&mut join, host)?);
+    validate_join(&join, file_exists).into_result()?;
+    Ok(join)
+}

@@ -1,0 +1,533 @@
+//! Reading a kubeadm config file (one or more YAML or JSON documents) into our model, with
+//! upstream's rules: which documents are used, which are ignored with a warning, which apiVersions are
+//! refused or deprecated, and what a missing or repeated kind means.
+//!
+//! Upstream only *warns* about unknown fields and duplicate keys and fails on wrong types; we do the
+//! same, but every message names the file, line, column and field path.
+
+use std::fmt;
+
+use kubeadm_yaml::{Document, ParseError};
+
+use crate::componentconfig::ComponentConfigs;
+use crate::componentconfig::kubelet::{KUBELET_API_VERSION, KubeletConfiguration};
+use crate::componentconfig::kubeproxy::{KUBE_PROXY_API_VERSION, KubeProxyConfiguration};
+use crate::defaults::{
+    DEFAULT_IMAGE_PULL_POLICY, default_cluster_configuration, default_init_configuration,
+    default_join_configuration,
+};
+use crate::document::{FieldError, GroupVersionKind, Location, UnknownField, decode_typed, type_meta};
+use crate::v1beta3::{ClusterConfiguration, InitConfiguration, JoinConfiguration};
+
+const KUBELET_GROUP: &str = "kubelet.config.k8s.io";
+const KUBE_PROXY_GROUP: &str = "kubeproxy.config.k8s.io";
+
+/// Something upstream prints as a warning and goes on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ConfigWarning {
+    /// A v1beta2 document.
+    Deprecated {
+        /// File name.
+        file: String,
+        /// The deprecated `group/version`.
+        group_version: String,
+    },
+    /// A field the type does not have.
+    UnknownField(UnknownField),
+    /// A document of a kind no scheme knows.
+    UnknownKind {
+        /// File name.
+        file: String,
+        /// The document's kind.
+        gvk: GroupVersionKind,
+    },
+    /// A key repeated in a mapping; the later value is used, as upstream does.
+    DuplicateKey {
+        /// File name.
+        file: String,
+        /// The reader's report (line, column, key).
+        error: ParseError,
+    },
+    /// A document that is neither kubeadm's nor a component config, left out.
+    Ignored {
+        /// File name.
+        file: String,
+        /// The document's kind.
+        gvk: GroupVersionKind,
+    },
+}
+
+impl fmt::Display for ConfigWarning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConfigWarning::Deprecated { file, group_version } => write!(
+                f,
+                "{file}: your configuration file uses a deprecated API spec: {group_version:?}. Please use 'kubeadm config migrate --old-config old.yaml --new-config new.yaml', which will write the new, similar spec using a newer API version."
+            ),
+            ConfigWarning::UnknownField(u) => u.fmt(f),
+            ConfigWarning::UnknownKind { file, gvk } => {
+                write!(f, "{file}: unknown configuration {}", gvk.go_syntax())
+            }
+            ConfigWarning::DuplicateKey { file, error } => write!(f, "{file}: {error}"),
+            ConfigWarning::Ignored { file, gvk } => write!(
+                f,
+                "{file}: [config] WARNING: Ignored YAML document with GroupVersionKind {gvk}"
+            ),
+        }
+    }
+}
+
+/// Why a config file was refused; messages start with upstream's and add where.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LoadError {
+    /// Not well-formed YAML or JSON.
+    #[error("{file}: {source}")]
+    Parse {
+        /// File name.
+        file: String,
+        /// The reader's error.
+        #[source]
+        source: ParseError,
+    },
+    /// `apiVersion` or `kind` is not a string.
+    #[error("{location}: {message}")]
+    TypeMeta {
+        /// Where the document starts.
+        location: Location,
+        /// Upstream's message.
+        message: String,
+    },
+    /// `apiVersion` (with a group) or `kind` is missing.
+    #[error(
+        "{location}: invalid configuration for GroupVersionKind {gvk}: kind and apiVersion is mandatory information that must be specified"
+    )]
+    MissingTypeMeta {
+        /// Where the document starts.
+        location: Location,
+        /// What was found.
+        gvk: GroupVersionKind,
+    },
+    /// The same kind in two documents (all such are listed).
+    #[error("{}", duplicate_kinds_message(.0))]
+    DuplicateKinds(Vec<(Location, String)>),
+    /// An apiVersion older than v1beta2.
+    #[error(
+        "{location}: your configuration file uses an old API spec: {group_version:?}. Please use kubeadm {use_kubeadm} instead and run 'kubeadm config migrate --old-config old.yaml --new-config new.yaml', which will write the new, similar spec using a newer API version."
+    )]
+    OldApiVersion {
+        /// Where the document starts.
+        location: Location,
+        /// The old `group/version`.
+        group_version: String,
+        /// The last kubeadm release that reads it.
+        use_kubeadm: &'static str,
+    },
+    /// A kubeadm kind in a version (or group) that has no such kind.
+    #[error(
+        "{location}: no kind {kind:?} is registered for version {group_version:?} in scheme \"pkg/runtime/scheme.go:100\""
+    )]
+    NotRegistered {
+        /// Where the document starts.
+        location: Location,
+        /// The kind.
+        kind: String,
+        /// The `group/version`.
+        group_version: String,
+    },
+    /// A component config in a version kubeadm does not read.
+    #[error(
+        "{location}: unsupported apiVersion {group_version:?}, you may have to do manual conversion to {current:?} and run kubeadm again"
+    )]
+    UnsupportedComponentVersion {
+        /// Where the document starts.
+        location: Location,
+        /// The given `group/version`.
+        group_version: String,
+        /// The one kubeadm reads.
+        current: &'static str,
+    },
+    /// A field of the wrong type or with a value its type rejects.
+    #[error(transparent)]
+    Field(#[from] FieldError),
+    /// Neither an InitConfiguration nor a ClusterConfiguration.
+    #[error("{file}: no InitConfiguration or ClusterConfiguration kind was found in the YAML file")]
+    NoInitOrCluster {
+        /// File name.
+        file: String,
+    },
+    /// No JoinConfiguration.
+    #[error("{file}: no JoinConfiguration found in the supplied config")]
+    NoJoin {
+        /// File name.
+        file: String,
+    },
+}
+
+fn duplicate_kinds_message(dups: &[(Location, String)]) -> String {
+    let msgs: Vec<String> = dups
+        .iter()
+        .map(|(loc, kind)| {
+            format!("{loc}: invalid configuration: kind {kind:?} is specified twice in YAML file")
+        })
+        .collect();
+    // Upstream aggregates several errors as `[a, b]`.
+    if msgs.len() == 1 {
+        msgs[0].clone()
+    } else {
+        format!("[{}]", msgs.join(", "))
+    }
+}
+
+/// One document with its kind.
+#[derive(Debug, Clone)]
+pub struct KindedDocument {
+    /// apiVersion and kind.
+    pub gvk: GroupVersionKind,
+    /// The parsed document.
+    pub doc: Document,
+}
+
+/// Points each validation error at its line in the document it came from: init-only fields in the
+/// InitConfiguration (or JoinConfiguration), the rest in the ClusterConfiguration.
+pub fn locate_errors(file: &str, sources: &[KindedDocument], errors: &mut crate::validation::ErrorList) {
+    for e in &mut errors.0 {
+        let node_local = ["/nodeRegistration", "/bootstrapTokens", "/localAPIEndpoint"]
+            .iter()
+            .any(|p| e.pointer.starts_with(p));
+        let kind = if node_local {
+            "InitConfiguration"
+        } else {
+            "ClusterConfiguration"
+        };
+        let doc = sources
+            .iter()
+            .find(|d| d.gvk.kind == kind || d.gvk.kind == "JoinConfiguration");
+        if let Some(d) = doc {
+            e.location = Some(Location {
+                file: file.to_string(),
+                position: d.doc.position(&e.pointer),
+            });
+        }
+    }
+}
+
+/// Upstream's `SplitYAMLDocuments`: every document must have apiVersion (with a group) and kind,
+/// and no kind may appear twice.
+pub fn split_documents(
+    file: &str,
+    text: &str,
+    warnings: &mut Vec<ConfigWarning>,
+) -> Result<Vec<KindedDocument>, LoadError> {
+    // Upstream reads with yaml.v2's non-strict decoding: a repeated key keeps its last value, and
+    // only the strict pass mentions it, as a warning.
+    let (docs, duplicates) =
+        kubeadm_yaml::parse_documents_lenient(text).map_err(|source| LoadError::Parse {
+            file: file.to_string(),
+            source,
+        })?;
+    warnings.extend(duplicates.into_iter().map(|error| ConfigWarning::DuplicateKey {
+        file: file.to_string(),
+        error,
+    }));
+    let mut out: Vec<KindedDocument> = Vec::new();
+    let mut dups = Vec::new();
+    for doc in docs {
+        // Empty documents are skipped by the reader; one of only comments reads as null and, as
+        // upstream, fails below for lack of apiVersion and kind.
+        let location = Location {
+            file: file.to_string(),
+            position: doc.position(""),
+        };
+        let gvk = type_meta(&doc).map_err(|message| LoadError::TypeMeta {
+            location: location.clone(),
+            message,
+        })?;
+        if gvk.group.is_empty() || gvk.version.is_empty() || gvk.kind.is_empty() {
+            return Err(LoadError::MissingTypeMeta { location, gvk });
+        }
+        if out.iter().any(|d| d.gvk.kind == gvk.kind) {
+            dups.push((location, gvk.kind.clone()));
+            continue;
+        }
+        out.push(KindedDocument { gvk, doc });
+    }
+    if !dups.is_empty() {
+        return Err(LoadError::DuplicateKinds(dups));
+    }
+    Ok(out)
+}
+
+/// Upstream's `validateSupportedVersion`: refuses pre-v1beta2 kubeadm versions, warns on v1beta2.
+fn check_version(
+    file: &str,
+    d: &KindedDocument,
+    allow_deprecated: bool,
+    warnings: &mut Vec<ConfigWarning>,
+) -> Result<(), LoadError> {
+    let gv = d.gvk.group_version();
+    let old = match gv.as_str() {
+        "kubeadm.k8s.io/v1alpha1" => Some("v1.11"),
+        "kubeadm.k8s.io/v1alpha2" => Some("v1.12"),
+        "kubeadm.k8s.io/v1alpha3" => Some("v1.14"),
+        "kubeadm.k8s.io/v1beta1" => Some("v1.15"),
+        _ => None,
+    };
+    if let Some(use_kubeadm) = old {
+        return Err(LoadError::OldApiVersion {
+            location: Location {
+                file: file.to_string(),
+                position: d.doc.position(""),
+            },
+            group_version: gv,
+            use_kubeadm,
+        });
+    }
+    if gv == crate::v1beta2::API_VERSION && !allow_deprecated {
+        warnings.push(ConfigWarning::Deprecated {
+            file: file.to_string(),
+            group_version: gv,
+        });
+    }
+    Ok(())
+}
+
+fn is_kubeadm_kind(kind: &str) -> bool {
+    matches!(
+        kind,
+        "InitConfiguration" | "ClusterConfiguration" | "JoinConfiguration"
+    )
+}
+
+/// Decodes a kubeadm kind (v1beta3, or v1beta2 rewritten) into its v1beta3 type.
+fn decode_kubeadm<T: serde::de::DeserializeOwned>(
+    file: &str,
+    d: &KindedDocument,
+    warnings: &mut Vec<ConfigWarning>,
+) -> Result<T, LoadError> {
+    let location = |pointer: &str| Location {
+        file: file.to_string(),
+        position: d.doc.position(pointer),
+    };
+    let gv = d.gvk.group_version();
+    let mut doc = d.doc.clone();
+    if gv == crate::v1beta2::API_VERSION {
+        let rewrite = crate::v1beta2::rewrite(&d.gvk.kind, &mut doc.value);
+        if let Some((pointer, want)) = rewrite.type_error {
+            return Err(LoadError::Field(FieldError {
+                location: location(&pointer),
+                path: pointer.trim_start_matches('/').replace('/', "."),
+                kind: d.gvk.kind.clone(),
+                message: format!("expected {want}"),
+            }));
+        }
+        for pointer in rewrite.unknown {
+            warnings.push(ConfigWarning::UnknownField(UnknownField {
+                location: location(&pointer),
+                path: pointer.trim_start_matches('/').replace('/', "."),
+                gvk: d.gvk.clone(),
+            }));
+        }
+    } else if gv != crate::v1beta3::API_VERSION {
+        warnings.push(ConfigWarning::UnknownKind {
+            file: file.to_string(),
+            gvk: d.gvk.clone(),
+        });
+        return Err(LoadError::NotRegistered {
+            location: location(""),
+            kind: d.gvk.kind.clone(),
+            group_version: gv,
+        });
+    }
+    let (obj, unknown) = decode_typed::<T>(file, &doc, &d.gvk)?;
+    warnings.extend(unknown.into_iter().map(ConfigWarning::UnknownField));
+    Ok(obj)
+}
+
+/// The kubeadm documents of an init config file, statically defaulted, with the user's component
+/// configs (not yet defaulted by kubeadm: that needs the dynamic defaults first).
+#[derive(Debug, Clone, Default)]
+pub struct LoadedInit {
+    /// The InitConfiguration (defaulted when the file has none).
+    pub init: InitConfiguration,
+    /// The ClusterConfiguration (defaulted when the file has none).
+    pub cluster: ClusterConfiguration,
+    /// Component configs given in the file.
+    pub component_configs: ComponentConfigs,
+    /// Warnings upstream would print.
+    pub warnings: Vec<ConfigWarning>,
+    /// The InitConfiguration and ClusterConfiguration documents as read, to locate later errors.
+    pub sources: Vec<KindedDocument>,
+}
+
+/// Reads an init config file as upstream's `BytesToInitConfiguration` does, up to and including
+/// static defaulting. `allow_deprecated` (as `config migrate` sets it) silences the v1beta2 warning.
+pub fn load_init(file: &str, text: &str, allow_deprecated: bool) -> Result<LoadedInit, LoadError> {
+    let mut warnings = Vec::new();
+    let docs = split_documents(file, text, &mut warnings)?;
+    let mut init: Option<InitConfiguration> = None;
+    let mut cluster: Option<ClusterConfiguration> = None;
+    let mut component_docs = Vec::new();
+    for d in &docs {
+        check_version(file, d, allow_deprecated, &mut warnings)?;
+        match d.gvk.kind.as_str() {
+            "InitConfiguration" => {
+                let mut cfg: InitConfiguration = decode_kubeadm(file, d, &mut warnings)?;
+                default_init_configuration(&mut cfg);
+                if d.gvk.group_version() == crate::v1beta2::API_VERSION {
+                    cfg.node_registration.image_pull_policy = DEFAULT_IMAGE_PULL_POLICY.to_string();
+                }
+                init = Some(cfg);
+            }
+            "ClusterConfiguration" => {
+                let mut cfg: ClusterConfiguration = decode_kubeadm(file, d, &mut warnings)?;
+                default_cluster_configuration(&mut cfg);
+                cluster = Some(cfg);
+            }
+            _ => {
+                let known_component = (d.gvk.group == KUBELET_GROUP && d.gvk.kind == "KubeletConfiguration")
+                    || (d.gvk.group == KUBE_PROXY_GROUP && d.gvk.kind == "KubeProxyConfiguration");
+                // v1beta2 also registered ClusterStatus: known to the scheme, so no "unknown" warning.
+                let kubeadm_known = d.gvk.group == crate::v1beta3::GROUP
+                    && match d.gvk.version.as_str() {
+                        "v1beta3" => is_kubeadm_kind(&d.gvk.kind),
+                        "v1beta2" => is_kubeadm_kind(&d.gvk.kind) || d.gvk.kind == "ClusterStatus",
+                        _ => false,
+                    };
+                if kubeadm_known && d.gvk.kind == "JoinConfiguration" {
+                    // A JoinConfiguration next to init documents: strict-checked, then ignored.
+                    let _: JoinConfiguration =
+                        decode_kubeadm(file, d, &mut warnings).or_else(|e| match e {
+                            LoadError::Field(_) => Ok(JoinConfiguration::default()),
+                            other => Err(other),
+                        })?;
+                } else if !known_component && !kubeadm_known {
+                    warnings.push(ConfigWarning::UnknownKind {
+                        file: file.to_string(),
+                        gvk: d.gvk.clone(),
+                    });
+                }
+                if d.gvk.group == KUBELET_GROUP || d.gvk.group == KUBE_PROXY_GROUP {
+                    component_docs.push(d);
+                } else {
+                    warnings.push(ConfigWarning::Ignored {
+                        file: file.to_string(),
+                        gvk: d.gvk.clone(),
+                    });
+                }
+            }
+        }
+    }
+    if init.is_none() && cluster.is_none() {
+        return Err(LoadError::NoInitOrCluster {
+            file: file.to_string(),
+        });
+    }
+    let init = init.unwrap_or_else(|| {
+        let mut cfg = InitConfiguration::default();
+        default_init_configuration(&mut cfg);
+        cfg
+    });
+    let cluster = cluster.unwrap_or_else(|| {
+        let mut cfg = ClusterConfiguration::default();
+        default_cluster_configuration(&mut cfg);
+        cfg
+    });
+    let component_configs = decode_component_configs(file, &component_docs, &mut warnings)?;
+    let sources = docs
+        .into_iter()
+        .filter(|d| matches!(d.gvk.kind.as_str(), "InitConfiguration" | "ClusterConfiguration"))
+        .collect();
+    Ok(LoadedInit {
+        init,
+        cluster,
+        component_configs,
+        warnings,
+        sources,
+    })
+}
+
+/// Reads the kubelet and kube-proxy documents (upstream's `FetchFromDocumentMap`).
+fn decode_component_configs(
+    file: &str,
+    docs: &[&KindedDocument],
+    warnings: &mut Vec<ConfigWarning>,
+) -> Result<ComponentConfigs, LoadError> {
+    let mut out = ComponentConfigs::default();
+    for d in docs {
+        let gv = d.gvk.group_version();
+        let location = Location {
+            file: file.to_string(),
+            position: d.doc.position(""),
+        };
+        let current = if d.gvk.group == KUBELET_GROUP {
+            KUBELET_API_VERSION
+        } else {
+            KUBE_PROXY_API_VERSION
+        };
+        if gv != current {
+            return Err(LoadError::UnsupportedComponentVersion {
+                location,
+                group_version: gv,
+                current,
+            });
+        }
+        let kind = if d.gvk.group == KUBELET_GROUP {
+            "KubeletConfiguration"
+        } else {
+            "KubeProxyConfiguration"
+        };
+        if d.gvk.kind != kind {
+            return Err(LoadError::NotRegistered {
+                location,
+                kind: d.gvk.kind.clone(),
+                group_version: gv,
+            });
+        }
+        if d.gvk.group == KUBELET_GROUP {
+            let (kc, unknown) = decode_typed::<KubeletConfiguration>(file, &d.doc, &d.gvk)?;
+            warnings.extend(unknown.into_iter().map(ConfigWarning::UnknownField));
+            out.kubelet = Some(kc);
+        } else {
+            let (kp, unknown) = decode_typed::<KubeProxyConfiguration>(file, &d.doc, &d.gvk)?;
+            warnings.extend(unknown.into_iter().map(ConfigWarning::UnknownField));
+            out.kube_proxy = Some(kp);
+        }
+    }
+    Ok(out)
+}
+
+/// A join config file, statically defaulted.
+#[derive(Debug, Clone, Default)]
+pub struct LoadedJoin {
+    /// The JoinConfiguration.
+    pub join: JoinConfiguration,
+    /// Warnings upstream would print.
+    pub warnings: Vec<ConfigWarning>,
+    /// The JoinConfiguration document as read, to locate later errors.
+    pub source: Option<KindedDocument>,
+}
+
+/// Reads a join config file as upstream's `LoadJoinConfigurationFromFile` does, up to static
+/// defaulting. Documents of other kinds are skipped without a word, as upstream skips them.
+pub fn load_join(file: &str, text: &str, allow_deprecated: bool) -> Result<LoadedJoin, LoadError> {
+    let mut warnings = Vec::new();
+    let docs = split_documents(file, text, &mut warnings)?;
+    let mut found = None;
+    for d in docs.iter().filter(|d| d.gvk.kind == "JoinConfiguration") {
+        check_version(file, d, allow_deprecated, &mut warnings)?;
+        found = Some(d);
+    }
+    let d = found.ok_or_else(|| LoadError::NoJoin {
+        file: file.to_string(),
+    })?;
+    let mut join: JoinConfiguration = decode_kubeadm(file, d, &mut warnings)?;
+    default_join_configuration(&mut join);
+    if d.gvk.group_version() == crate::v1beta2::API_VERSION {
+        join.node_registration.image_pull_policy = DEFAULT_IMAGE_PULL_POLICY.to_string();
+    }
+    Ok(LoadedJoin {
+        join,
+        warnings,
+        source: Some(d.clone()),
+    })
+}

@@ -1,0 +1,172 @@
+//! Validation of the kubeadm configuration (upstream `apis/kubeadm/validation`): every error is
+//! collected, and each renders as apimachinery's `field.Error` does
+//! (`podSubnet: Invalid value: "x": couldn't parse subnet`), so that a list prints as upstream's
+//! aggregate and the CLI can exit 3 as upstream does.
+
+mod config;
+mod network;
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+pub use config::{validate_cluster, validate_init, validate_join, validate_node_registration};
+pub use network::{go_split_host_port, is_dns1123_subdomain_errors, parse_cidr, parse_host_port};
+
+/// apimachinery's `field.ErrorType`, as far as kubeadm uses it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorType {
+    /// `Invalid value`.
+    Invalid,
+    /// `Required value`.
+    Required,
+}
+
+/// The offending value, printed as Go's `field.Error` prints it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BadValue {
+    /// A string: `"x"`.
+    Str(String),
+    /// An integer: `0`.
+    Int(i64),
+    /// A `[]string`: `[]string{"a", "b"}`.
+    StrList(Vec<String>),
+    /// A `map[string]bool`: `map[string]bool{"A":true}`.
+    BoolMap(BTreeMap<String, bool>),
+}
+
+impl fmt::Display for BadValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BadValue::Str(s) => write!(f, "{}", go_quote(s)),
+            BadValue::Int(i) => write!(f, "{i}"),
+            BadValue::StrList(v) => {
+                let items: Vec<String> = v.iter().map(|s| go_quote(s)).collect();
+                write!(f, "[]string{{{}}}", items.join(", "))
+            }
+            BadValue::BoolMap(m) => {
+                let items: Vec<String> = m.iter().map(|(k, v)| format!("{}:{v}", go_quote(k))).collect();
+                write!(f, "map[string]bool{{{}}}", items.join(", "))
+            }
+        }
+    }
+}
+
+/// Go's `%q` for the strings that appear in configs (printable text; escapes otherwise).
+pub(crate) fn go_quote(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if c.is_control() => {
+                let n = c as u32;
+                if n < 0x80 {
+                    out.push_str(&format!("\\x{n:02x}"));
+                } else {
+                    out.push_str(&format!("\\u{n:04x}"));
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// One validation error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldError {
+    /// Upstream's field path (`networking` fields are named without the `networking.` prefix, as
+    /// upstream names them).
+    pub field: String,
+    /// JSON pointer of the field in the source document, to point at a line and column.
+    pub pointer: String,
+    /// Where the field is in the user's file, when it came from one (filled in by the loader; not
+    /// part of the upstream-format message).
+    pub location: Option<crate::document::Location>,
+    /// Invalid or required.
+    pub kind: ErrorType,
+    /// The value (absent for `Required`).
+    pub value: Option<BadValue>,
+    /// Why.
+    pub detail: String,
+}
+
+impl fmt::Display for FieldError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: ", self.field)?;
+        match (self.kind, &self.value) {
+            (ErrorType::Required, _) => f.write_str("Required value")?,
+            (ErrorType::Invalid, Some(v)) => write!(f, "Invalid value: {v}")?,
+            (ErrorType::Invalid, None) => f.write_str("Invalid value: \"null\"")?,
+        }
+        if !self.detail.is_empty() {
+            write!(f, ": {}", self.detail)?;
+        }
+        Ok(())
+    }
+}
+
+/// Every error found, in upstream's order.
+#[derive(Debug, Clone, Default, PartialEq, Eq, thiserror::Error)]
+pub struct ErrorList(pub Vec<FieldError>);
+
+impl ErrorList {
+    /// No errors?
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// `Ok(())` when empty, else the list as an error.
+    pub fn into_result(self) -> Result<(), ErrorList> {
+        if self.is_empty() { Ok(()) } else { Err(self) }
+    }
+
+    pub(crate) fn invalid(&mut self, field: &str, pointer: &str, value: BadValue, detail: impl Into<String>) {
+        self.0.push(FieldError {
+            field: field.to_string(),
+            pointer: pointer.to_string(),
+            location: None,
+            kind: ErrorType::Invalid,
+            value: Some(value),
+            detail: detail.into(),
+        });
+    }
+
+    pub(crate) fn required(&mut self, field: &str, pointer: &str, detail: impl Into<String>) {
+        self.0.push(FieldError {
+            field: field.to_string(),
+            pointer: pointer.to_string(),
+            location: None,
+            kind: ErrorType::Required,
+            value: None,
+            detail: detail.into(),
+        });
+    }
+
+    pub(crate) fn extend(&mut self, other: ErrorList) {
+        self.0.extend(other.0);
+    }
+}
+
+impl fmt::Display for ErrorList {
+    /// As `ErrorList.ToAggregate().Error()`: duplicates dropped, one message alone, several as `[a, b]`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut seen: Vec<String> = Vec::new();
+        for e in &self.0 {
+            let msg = e.to_string();
+            if !seen.contains(&msg) {
+                seen.push(msg);
+            }
+        }
+        match seen.len() {
+            0 => Ok(()),
+            1 => f.write_str(&seen[0]),
+            _ => write!(f, "[{}]", seen.join(", ")),
+        }
+    }
+}

@@ -1,0 +1,326 @@
+//! Kubernetes version strings and labels: `v1.25.3`, `1.25.3`, `stable`, `stable-1.25`, `latest-1`,
+//! `ci/latest`, … resolved to a concrete `vX.Y.Z` as upstream's `KubernetesReleaseVersion` does.
+//!
+//! Upstream fetches labels from the release bucket and, when that fails, falls back to its own
+//! version. We do no I/O: the caller passes a fetcher (the offline one always fails, which gives
+//! upstream's offline behaviour: every label resolves to v1.25.16, with the same two warnings).
+
+use std::fmt;
+
+/// The kubeadm (and client) version we re-implement.
+pub const KUBEADM_VERSION: &str = "v1.25.16";
+/// `CurrentKubernetesVersion`: what `config print` puts in `kubernetesVersion`.
+pub const CURRENT_KUBERNETES_VERSION: &str = "1.25.0";
+/// `MinimumControlPlaneVersion`.
+pub const MINIMUM_CONTROL_PLANE_VERSION: (u64, u64, u64) = (1, 24, 0);
+
+const RELEASE_BUCKET: &str = "https://dl.k8s.io";
+const CI_BUCKET: &str = "https://storage.googleapis.com/k8s-release-dev";
+
+/// Why a version could not be resolved; messages are upstream's.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum VersionError {
+    /// Neither a version nor a label.
+    #[error(
+        "version {0:?} doesn't match patterns for neither semantic version nor labels (stable, latest, ...)"
+    )]
+    NoMatch(String),
+    /// Not `[(release|ci)/]label`.
+    #[error("invalid version {0:?}")]
+    Invalid(String),
+    /// Below the minimum control-plane version.
+    #[error(
+        "this version of kubeadm only supports deploying clusters with the control plane version >= 1.24.0. Current version: {0}"
+    )]
+    TooOld(String),
+    /// Resolved to something that is not a semantic version.
+    #[error("couldn't parse Kubernetes version {0:?}")]
+    Unparsable(String),
+}
+
+/// A resolved version and what upstream logs on the way.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResolvedVersion {
+    /// `vX.Y.Z[...]`.
+    pub version: String,
+    /// `ci/<version>` when a CI label was asked for.
+    pub ci_version: Option<String>,
+    /// Warnings upstream prints through klog.
+    pub warnings: Vec<String>,
+}
+
+/// A semantic version `major.minor.patch[-pre][+build]`, as far as kubeadm compares them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Semver {
+    /// Major.
+    pub major: u64,
+    /// Minor.
+    pub minor: u64,
+    /// Patch.
+    pub patch: u64,
+    /// Pre-release, without the `-`.
+    pub pre: String,
+}
+
+impl Semver {
+    /// Parses `[v]X.Y.Z[-pre][+build]` (leading zeros rejected, as Go's ParseSemantic).
+    pub fn parse(s: &str) -> Option<Semver> {
+        let s = s.trim();
+        let s = s.strip_prefix('v').unwrap_or(s);
+        let (core, _build) = s.split_once('+').unwrap_or((s, ""));
+        let (core, pre) = core.split_once('-').unwrap_or((core, ""));
+        let mut it = core.split('.');
+        let mut num = || -> Option<u64> {
+            let p = it.next()?;
+            if p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit()) || (p.len() > 1 && p.starts_with('0')) {
+                return None;
+            }
+            p.parse().ok()
+        };
+        let (major, minor, patch) = (num()?, num()?, num()?);
+        if it.next().is_some() {
+            return None;
+        }
+        Some(Semver {
+            major,
+            minor,
+            patch,
+            pre: pre.to_string(),
+        })
+    }
+
+    /// Is this below `(major, minor, patch)`? A pre-release sorts below its release.
+    pub fn less_than(&self, other: (u64, u64, u64)) -> bool {
+        let me = (self.major, self.minor, self.patch);
+        me < other || (me == other && !self.pre.is_empty())
+    }
+}
+
+impl fmt::Display for Semver {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}.{}", self.major, self.minor, self.patch)?;
+        if !self.pre.is_empty() {
+            write!(f, "-{}", self.pre)?;
+        }
+        Ok(())
+    }
+}
+
+/// `^v?(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)([-0-9a-zA-Z_\.+]*)?$`, normalised to a `v` prefix.
+fn normalized_build_version(v: &str) -> Option<String> {
+    let s = v.strip_prefix('v').unwrap_or(v);
+    let mut rest = s;
+    for i in 0..3 {
+        let n = rest.bytes().take_while(u8::is_ascii_digit).count();
+        if n == 0 || (n > 1 && rest.starts_with('0')) {
+            return None;
+        }
+        rest = &rest[n..];
+        if i < 2 {
+            rest = rest.strip_prefix('.')?;
+        }
+    }
+    let suffix_ok = rest
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'+'));
+    if !suffix_ok {
+        return None;
+    }
+    Some(if v.starts_with('v') {
+        v.to_string()
+    } else {
+        format!("v{v}")
+    })
+}
+
+/// `^((latest|stable)+(-[1-9](\.[1-9]([0-9])?)?)?)\z`.
+fn is_release_label(label: &str) -> bool {
+    let mut rest = label;
+    let mut words = 0;
+    while let Some(r) = rest
+        .strip_prefix("latest")
+        .or_else(|| rest.strip_prefix("stable"))
+    {
+        rest = r;
+        words += 1;
+    }
+    if words == 0 {
+        return false;
+    }
+    if rest.is_empty() {
+        return true;
+    }
+    let Some(r) = rest.strip_prefix('-') else {
+        return false;
+    };
+    let b = r.as_bytes();
+    match b {
+        [m] => (b'1'..=b'9').contains(m),
+        [m, b'.', n] => (b'1'..=b'9').contains(m) && (b'1'..=b'9').contains(n),
+        [m, b'.', n, d] => (b'1'..=b'9').contains(m) && (b'1'..=b'9').contains(n) && d.is_ascii_digit(),
+        _ => false,
+    }
+}
+
+/// `^((release|ci)/)?([-\w_\.+]+)$` → (bucket URL, label).
+fn split_version(version: &str) -> Result<(String, String, bool), VersionError> {
+    let (prefix, label) = match version.split_once('/') {
+        Some((p, l)) if p == "release" || p == "ci" => (p, l),
+        _ => ("", version),
+    };
+    let word_ok = !label.is_empty()
+        && label
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'+'));
+    if !word_ok {
+        return Err(VersionError::Invalid(version.to_string()));
+    }
+    let ci = prefix == "ci";
+    let bucket = if ci {
+        format!("{CI_BUCKET}/ci")
+    } else {
+        format!("{RELEASE_BUCKET}/release")
+    };
+    Ok((bucket, label.to_string(), ci))
+}
+
+/// Is `version` a `ci/...` version?
+pub fn is_ci_version(version: &str) -> bool {
+    version.starts_with("ci/") && split_version(version).is_ok()
+}
+
+/// Resolves `version` (a version or label) to `vX.Y.Z`. `fetch(url)` returns the body of a
+/// release marker file, or an error text; pass [`offline`] to never touch the network.
+pub fn resolve(
+    version: &str,
+    fetch: &dyn Fn(&str) -> Result<String, String>,
+) -> Result<ResolvedVersion, VersionError> {
+    let mut warnings = Vec::new();
+    let resolved = resolve_inner(version, fetch, &mut warnings, 0)?;
+    let ci_version = is_ci_version(version).then(|| format!("ci/{resolved}"));
+    let semver = Semver::parse(&resolved).ok_or_else(|| VersionError::Unparsable(resolved.clone()))?;
+    // Upstream tolerates an older pre-release only for its own pre-release builds; ours is a release.
+    if semver.less_than(MINIMUM_CONTROL_PLANE_VERSION) {
+        return Err(VersionError::TooOld(resolved));
+    }
+    Ok(ResolvedVersion {
+        version: resolved,
+        ci_version,
+        warnings,
+    })
+}
+
+/// A fetcher for machines without network: always fails, as upstream does offline.
+pub fn offline(url: &str) -> Result<String, String> {
+    Err(format!("unable to get URL {url:?}: offline"))
+}
+
+fn resolve_inner(
+    version: &str,
+    fetch: &dyn Fn(&str) -> Result<String, String>,
+    warnings: &mut Vec<String>,
+    depth: u8,
+) -> Result<String, VersionError> {
+    if let Some(v) = normalized_build_version(version) {
+        return Ok(v);
+    }
+    let (bucket, label, _) = split_version(version)?;
+    if let Some(v) = normalized_build_version(&label) {
+        return Ok(v);
+    }
+    if !is_release_label(&label) || depth > 4 {
+        return Err(VersionError::NoMatch(version.to_string()));
+    }
+    let url = format!("{bucket}/{label}.txt");
+    match fetch(&url) {
+        Err(e) => {
+            warnings.push(format!(
+                "could not fetch a Kubernetes version from the internet: {e}"
+            ));
+            warnings.push(format!(
+                "falling back to the local client version: {KUBEADM_VERSION}"
+            ));
+            resolve_inner(KUBEADM_VERSION, fetch, warnings, depth + 1)
+        }
+        Ok(body) => {
+            let body = body.trim().to_string();
+            // A remote version newer than this kubeadm's minor falls back to our own stable line.
+            let next = match (Semver::parse(&body), Semver::parse(KUBEADM_VERSION)) {
+                (Some(remote), Some(client))
+                    if (client.major, client.minor) < (remote.major, remote.minor) =>
+                {
+                    format!("stable-{}.{}", client.major, client.minor)
+                }
+                _ => body,
+            };
+            resolve_inner(&next, fetch, warnings, depth + 1)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Expected values are what upstream v1.25.16 resolves offline (`config images list
+    /// --kubernetes-version X` on a machine without network).
+    #[test]
+    fn resolves_offline_like_upstream() {
+        let cases: &[(&str, Result<&str, &str>)] = &[
+            ("stable", Ok("v1.25.16")),
+            ("stable-1", Ok("v1.25.16")),
+            ("stable-1.24", Ok("v1.25.16")),
+            ("stable-1.25", Ok("v1.25.16")),
+            ("latest-1.25", Ok("v1.25.16")),
+            ("latest", Ok("v1.25.16")),
+            ("ci/latest", Ok("v1.25.16")),
+            ("v1.25.3", Ok("v1.25.3")),
+            ("1.25.3", Ok("v1.25.3")),
+            ("v1.27.0", Ok("v1.27.0")),
+            ("release/v1.25.2", Ok("v1.25.2")),
+            (
+                "v1.23.0",
+                Err(
+                    "this version of kubeadm only supports deploying clusters with the control plane version >= 1.24.0. Current version: v1.23.0",
+                ),
+            ),
+            (
+                "foo",
+                Err(
+                    "version \"foo\" doesn't match patterns for neither semantic version nor labels (stable, latest, ...)",
+                ),
+            ),
+            ("a b", Err("invalid version \"a b\"")),
+            (
+                "v1.25",
+                Err(
+                    "version \"v1.25\" doesn't match patterns for neither semantic version nor labels (stable, latest, ...)",
+                ),
+            ),
+        ];
+        for (input, want) in cases {
+            let got = resolve(input, &offline)
+                .map(|r| r.version)
+                .map_err(|e| e.to_string());
+            assert_eq!(got, want.map(str::to_string).map_err(str::to_string), "{input}");
+        }
+        let ci = resolve("ci/latest", &offline).expect("resolves");
+        assert_eq!(ci.ci_version.as_deref(), Some("ci/v1.25.16"));
+        assert_eq!(ci.warnings.len(), 2);
+    }
+
+    #[test]
+    fn remote_newer_than_client_falls_back_to_client_stable() {
+        let fetch = |url: &str| -> Result<String, String> {
+            match url {
+                "https://dl.k8s.io/release/stable.txt" => Ok("v1.28.1\n".into()),
+                "https://dl.k8s.io/release/stable-1.25.txt" => Ok("v1.25.15".into()),
+                _ => Err("not found".into()),
+            }
+        };
+        assert_eq!(
+            resolve("stable", &fetch).map(|r| r.version),
+            Ok("v1.25.15".to_string())
+        );
+    }
+}
