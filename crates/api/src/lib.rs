@@ -23,6 +23,7 @@ pub mod defaults;
 pub mod document;
 pub mod duration;
 pub mod dynamic;
+pub mod features;
 pub mod internal;
 pub mod load;
 pub mod migrate;

@@ -205,8 +205,18 @@ pub(crate) fn url_scheme(raw: &str) -> Result<String, String> {
                 return Err(format!("parse {}: missing protocol scheme", super::go_quote(raw)));
             }
             ':' => return Ok(raw[..i].to_lowercase()),
-            _ => return Ok(String::new()),
+            _ => break,
         }
+    }
+    // No scheme: Go's url.Parse then refuses a relative reference whose first path segment has a
+    // colon (it would read as a scheme), e.g. "10.0.0.1:2379".
+    let rest = raw.split('#').next().unwrap_or_default();
+    let rest = rest.split('?').next().unwrap_or_default();
+    if !rest.starts_with('/') && rest.split('/').next().is_some_and(|seg| seg.contains(':')) {
+        return Err(format!(
+            "parse {}: first path segment in URL cannot contain colon",
+            super::go_quote(raw)
+        ));
     }
     Ok(String::new())
 }
@@ -262,5 +272,10 @@ mod tests {
         assert_eq!(url_scheme("/var/run/crio/crio.sock"), Ok(String::new()));
         assert_eq!(url_scheme("HTTPS://x"), Ok("https".into()));
         assert!(url_scheme(":x").is_err());
+        assert_eq!(
+            url_scheme("10.0.0.1:2379"),
+            Err("parse \"10.0.0.1:2379\": first path segment in URL cannot contain colon".into())
+        );
+        assert_eq!(url_scheme("10.0.0.1/a:b"), Ok(String::new()));
     }
 }
