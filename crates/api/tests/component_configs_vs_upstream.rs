@@ -11,27 +11,22 @@ use kubeadm_testkit::oracle::{diff, run, upstream_kubeadm};
 /// The two texts upstream's dry run prints, de-indented.
 fn upstream(text: &str) -> (String, String) {
     let dir = tempfile::tempdir().expect("tempdir");
-    let path = dir.path().join("config.yaml");
-    std::fs::write(&path, text).expect("write");
-    let path = path.to_string_lossy().into_owned();
+    std::fs::write(dir.path().join("config.yaml"), text).expect("write");
+    // Upstream's dry run still writes under /etc/kubernetes/tmp: chroot it into the temporary
+    // directory with its global --rootfs flag (needs root), so the host is never touched.
+    let root = dir.path().to_string_lossy().into_owned();
     let args = [
+        "--rootfs",
+        &root,
         "init",
         "--dry-run",
         "--config",
-        &path,
+        "/config.yaml",
         "--skip-phases=preflight",
         "--ignore-preflight-errors=all",
     ];
     let r = run(&upstream_kubeadm(), &args, dir.path(), &[]);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    // Upstream leaves its dry-run directory behind; remove it.
-    if let Some(tmp) = r.stdout.lines().find_map(|l| {
-        l.strip_prefix("[certs] Using certificateDir folder \"")
-            .and_then(|rest| rest.strip_suffix('"'))
-    }) && tmp.starts_with("/etc/kubernetes/tmp/kubeadm-init-dryrun")
-    {
-        let _ = std::fs::remove_dir_all(tmp);
-    }
     let block = |start: &str, indent: &str, end: &str| -> String {
         let mut lines = r.stdout.lines().skip_while(|l| *l != start).skip(1);
         let mut out = String::new();
