@@ -15,14 +15,14 @@
 
 use crate::command::{Action, Tree, WorkflowKind};
 use crate::execute::Invocation;
-use crate::{mixed_args, secrets, version};
+use crate::{config_cmd, mixed_args, secrets, version};
 
 /// What a handler writes to standard output.
 pub(crate) type Output = String;
 
 /// A handler's failure; the variant decides the exit code.
 #[derive(Debug, thiserror::Error)]
-#[allow(dead_code)] // Preflight and Validation are for the handlers still to come
+#[allow(dead_code)] // Preflight is for the handlers still to come
 pub(crate) enum CommandError {
     /// Exit code 1.
     #[error("{0}")]
@@ -54,6 +54,16 @@ type Handler = fn(&Invocation<'_>, &mut Output) -> Result<(), CommandError>;
 /// Command path → handler.
 const HANDLERS: &[(&str, Handler)] = &[
     ("kubeadm version", run_version),
+    (
+        "kubeadm config print init-defaults",
+        config_cmd::print_init_defaults,
+    ),
+    (
+        "kubeadm config print join-defaults",
+        config_cmd::print_join_defaults,
+    ),
+    ("kubeadm config migrate", config_cmd::migrate),
+    ("kubeadm config images list", config_cmd::images_list),
     ("kubeadm token generate", run_token_generate),
     ("kubeadm certs certificate-key", run_certificate_key),
     ("kubeadm token", missing_subcommand),
@@ -69,6 +79,7 @@ const HANDLERS: &[(&str, Handler)] = &[
 
 /// Runs the handler of an invocation.
 pub(crate) fn dispatch(tree: &Tree, inv: &Invocation<'_>, out: &mut Output) -> Result<(), CommandError> {
+    enter_rootfs(&inv.flags.string("rootfs"))?;
     if let Action::Phase { workflow, .. } = &inv.command.action {
         return run_phase(tree, inv, *workflow, out);
     }
@@ -131,4 +142,24 @@ fn run_phase(
         mixed_args::validate(&inv.flags).map_err(|e| CommandError::Failed(e.to_string()))?;
     }
     Err(CommandError::NotImplemented(inv.command.path.clone()))
+}
+
+/// The global `--rootfs` flag: like upstream's persistent pre-run, chroot into the given directory
+/// (and go to its `/`) before any command runs, so every path the command uses lives under it.
+fn enter_rootfs(rootfs: &str) -> Result<(), CommandError> {
+    if rootfs.is_empty() {
+        return Ok(());
+    }
+    std::os::unix::fs::chroot(rootfs).map_err(|e| {
+        CommandError::Failed(format!(
+            "unable to chroot to {rootfs}: {}",
+            crate::config_cmd::go_io_error(&e)
+        ))
+    })?;
+    std::env::set_current_dir("/").map_err(|e| {
+        CommandError::Failed(format!(
+            "unable to chdir to /: {}",
+            crate::config_cmd::go_io_error(&e)
+        ))
+    })
 }

@@ -36,8 +36,13 @@ impl InterfaceInfo {
 
 /// The host name as Go's `os.Hostname` reads it.
 pub fn hostname() -> io::Result<String> {
-    let raw = std::fs::read_to_string("/proc/sys/kernel/hostname")?;
-    Ok(raw.trim_end_matches('\n').to_string())
+    match std::fs::read_to_string("/proc/sys/kernel/hostname") {
+        Ok(raw) => Ok(raw.trim_end_matches('\n').to_string()),
+        // Without /proc (e.g. under --rootfs), Go falls back to uname(2).
+        Err(_) => nix::unistd::gethostname()
+            .map(|h| h.to_string_lossy().into_owned())
+            .map_err(io::Error::from),
+    }
 }
 
 /// The text of `/proc/net/route` (`None` when the file does not exist) and of `/proc/net/ipv6_route`
@@ -52,37 +57,36 @@ pub fn route_tables() -> io::Result<(Option<String>, String)> {
     Ok((v4, v6))
 }
 
-/// Every network interface with its flags and addresses, in index order.
+/// Every network interface that has an address, with its flags and addresses, in index order.
+///
+/// Addresses come from getifaddrs(3) (netlink, which also works under `--rootfs` where `/sys` may be
+/// missing); flags from `/sys/class/net/<name>/flags` when readable, else derived from what getifaddrs
+/// reports.
 pub fn interfaces() -> io::Result<Vec<InterfaceInfo>> {
-    let mut list: Vec<InterfaceInfo> = Vec::new();
-    for entry in std::fs::read_dir("/sys/class/net")? {
-        let entry = entry?;
-        let name = entry.file_name().to_string_lossy().into_owned();
-        let read_num = |file: &str, radix: u32| -> u32 {
-            std::fs::read_to_string(entry.path().join(file))
-                .ok()
-                .and_then(|s| {
-                    let s = s.trim();
-                    u32::from_str_radix(s.strip_prefix("0x").unwrap_or(s), radix).ok()
-                })
-                .unwrap_or(0)
-        };
-        list.push(InterfaceInfo {
-            index: read_num("ifindex", 10),
-            flags: read_num("flags", 16),
-            name,
-            addresses: vec![],
-        });
-    }
-    list.sort_by_key(|i| i.index);
     let mut addrs = if_addrs::get_if_addrs()?;
     // IPv4 before IPv6, as Go's netlink listing returns them.
     addrs.sort_by_key(|a| a.ip().is_ipv6());
+    let mut list: Vec<InterfaceInfo> = Vec::new();
     for a in addrs {
         if let Some(i) = list.iter_mut().find(|i| i.name == a.name) {
             i.addresses.push(a.ip());
+            continue;
         }
+        let sys_flags = std::fs::read_to_string(format!("/sys/class/net/{}/flags", a.name))
+            .ok()
+            .and_then(|s| u32::from_str_radix(s.trim().trim_start_matches("0x"), 16).ok());
+        let flags = sys_flags.unwrap_or_else(|| {
+            let up = a.oper_status != if_addrs::IfOperStatus::Down;
+            u32::from(up) | if a.is_loopback() { 0x8 } else { 0 } | if a.is_p2p() { 0x10 } else { 0 }
+        });
+        list.push(InterfaceInfo {
+            index: a.index.unwrap_or(u32::MAX),
+            flags,
+            name: a.name.clone(),
+            addresses: vec![a.ip()],
+        });
     }
+    list.sort_by_key(|i| i.index);
     Ok(list)
 }
 
@@ -91,6 +95,16 @@ pub fn is_socket(path: &Path) -> bool {
     std::fs::metadata(path)
         .map(|m| m.file_type().is_socket())
         .unwrap_or(false)
+}
+
+/// Whether systemd runs this host and its `systemd-resolved` unit is active (upstream asks the init
+/// system; without systemd the answer is no).
+pub fn systemd_resolved_active() -> bool {
+    Path::new("/run/systemd/system").is_dir()
+        && std::process::Command::new("systemctl")
+            .args(["is-active", "--quiet", "systemd-resolved"])
+            .status()
+            .is_ok_and(|s| s.success())
 }
 
 #[cfg(test)]
