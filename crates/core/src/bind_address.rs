@@ -62,8 +62,14 @@ pub fn default_routes(ipv4_table: &str, ipv6_table: &str) -> Result<Vec<DefaultR
         let (Some(iface), Some(dest)) = (fields.first(), fields.get(1)) else {
             return Err(BindAddressError::MalformedRoute { line: line.into() });
         };
-        if u32::from_str_radix(dest, 16).map_err(|_| BindAddressError::MalformedRoute { line: line.into() })? == 0 {
-            routes.push(DefaultRoute { interface: (*iface).to_string(), ipv6: false });
+        if u32::from_str_radix(dest, 16)
+            .map_err(|_| BindAddressError::MalformedRoute { line: line.into() })?
+            == 0
+        {
+            routes.push(DefaultRoute {
+                interface: (*iface).to_string(),
+                ipv6: false,
+            });
         }
     }
     // Upstream ignores an unreadable IPv6 table; so do we for malformed lines in it.
@@ -75,7 +81,10 @@ pub fn default_routes(ipv4_table: &str, ipv6_table: &str) -> Result<Vec<DefaultR
         let zero = |s: &str| u128::from_str_radix(s, 16).map(|v| v == 0).unwrap_or(false);
         // A default route has an all-zero destination; an all-zero gateway means loopback.
         if zero(fields[0]) && !zero(fields[4]) {
-            routes.push(DefaultRoute { interface: fields[9].to_string(), ipv6: true });
+            routes.push(DefaultRoute {
+                interface: fields[9].to_string(),
+                ipv6: true,
+            });
         }
     }
     if routes.is_empty() {
@@ -98,7 +107,9 @@ fn global_unicast(ip: &IpAddr) -> bool {
                 || v6.is_loopback()
                 || v6.is_multicast()
                 || (v6.segments()[0] & 0xffc0) == 0xfe80)
-                && v6.to_ipv4_mapped().is_none_or(|v4| global_unicast(&IpAddr::V4(v4)))
+                && v6
+                    .to_ipv4_mapped()
+                    .is_none_or(|v4| global_unicast(&IpAddr::V4(v4)))
         }
     }
 }
@@ -112,11 +123,17 @@ fn family_matches(ip: &IpAddr, ipv6: bool) -> bool {
 }
 
 fn first_global(addresses: &[IpAddr], ipv6: bool) -> Option<IpAddr> {
-    addresses.iter().find(|ip| family_matches(ip, ipv6) && global_unicast(ip)).copied()
+    addresses
+        .iter()
+        .find(|ip| family_matches(ip, ipv6) && global_unicast(ip))
+        .copied()
 }
 
 /// Chooses the host address from its default routes (IPv4 preferred), as upstream does.
-pub fn choose_from_routes(routes: &[DefaultRoute], interfaces: &[Interface]) -> Result<IpAddr, BindAddressError> {
+pub fn choose_from_routes(
+    routes: &[DefaultRoute],
+    interfaces: &[Interface],
+) -> Result<IpAddr, BindAddressError> {
     for ipv6 in [false, true] {
         for route in routes.iter().filter(|r| r.ipv6 == ipv6) {
             if let Some(intf) = interfaces.iter().find(|i| i.name == route.interface && i.up)
@@ -139,7 +156,10 @@ pub fn choose_from_routes(routes: &[DefaultRoute], interfaces: &[Interface]) -> 
 /// Chooses the host address from its interfaces alone (used when there is no route table).
 pub fn choose_from_interfaces(interfaces: &[Interface]) -> Result<IpAddr, BindAddressError> {
     for ipv6 in [false, true] {
-        for intf in interfaces.iter().filter(|i| i.up && !i.loopback && !i.point_to_point) {
+        for intf in interfaces
+            .iter()
+            .filter(|i| i.up && !i.loopback && !i.point_to_point)
+        {
             if let Some(ip) = first_global(&intf.addresses, ipv6) {
                 return Ok(ip);
             }
@@ -178,11 +198,20 @@ eth0\t000200C0\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0\n";
         assert_eq!(
             routes,
             vec![
-                DefaultRoute { interface: "eth0".into(), ipv6: false },
-                DefaultRoute { interface: "eth1".into(), ipv6: true }
+                DefaultRoute {
+                    interface: "eth0".into(),
+                    ipv6: false
+                },
+                DefaultRoute {
+                    interface: "eth1".into(),
+                    ipv6: true
+                }
             ]
         );
-        assert_eq!(default_routes("Iface\tDestination\n", ""), Err(BindAddressError::NoRoutes));
+        assert_eq!(
+            default_routes("Iface\tDestination\n", ""),
+            Err(BindAddressError::NoRoutes)
+        );
     }
 
     #[test]
@@ -193,24 +222,49 @@ eth0\t000200C0\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0\n";
             intf("eth0", true, &["fe80::1", "169.254.0.3", "192.0.2.2"]),
             intf("eth1", true, &["fd00::2"]),
         ];
-        assert_eq!(choose_from_routes(&routes, &ifs), Ok("192.0.2.2".parse().expect("ip")));
+        assert_eq!(
+            choose_from_routes(&routes, &ifs),
+            Ok("192.0.2.2".parse().expect("ip"))
+        );
         // With eth0 down, the IPv6 route's interface wins.
-        let ifs = [intf("eth0", false, &["192.0.2.2"]), intf("eth1", true, &["fe80::1", "fd00::2"])];
-        assert_eq!(choose_from_routes(&routes, &ifs), Ok("fd00::2".parse().expect("ip")));
+        let ifs = [
+            intf("eth0", false, &["192.0.2.2"]),
+            intf("eth1", true, &["fe80::1", "fd00::2"]),
+        ];
+        assert_eq!(
+            choose_from_routes(&routes, &ifs),
+            Ok("fd00::2".parse().expect("ip"))
+        );
     }
 
     #[test]
     fn falls_back_to_global_address_on_loopback() {
-        let routes = [DefaultRoute { interface: "eth0".into(), ipv6: false }];
-        let ifs = [intf("lo", true, &["127.0.0.1", "10.1.2.3"]), intf("eth0", true, &["169.254.1.1"])];
-        assert_eq!(choose_from_routes(&routes, &ifs), Ok("10.1.2.3".parse().expect("ip")));
+        let routes = [DefaultRoute {
+            interface: "eth0".into(),
+            ipv6: false,
+        }];
+        let ifs = [
+            intf("lo", true, &["127.0.0.1", "10.1.2.3"]),
+            intf("eth0", true, &["169.254.1.1"]),
+        ];
+        assert_eq!(
+            choose_from_routes(&routes, &ifs),
+            Ok("10.1.2.3".parse().expect("ip"))
+        );
         let ifs = [intf("eth0", true, &["169.254.1.1"])];
-        assert_eq!(choose_from_routes(&routes, &ifs), Err(BindAddressError::NoAddressOnRoutes));
+        assert_eq!(
+            choose_from_routes(&routes, &ifs),
+            Err(BindAddressError::NoAddressOnRoutes)
+        );
     }
 
     #[test]
     fn interface_scan_skips_loopback_and_down() {
-        let ifs = [intf("lo", true, &["10.0.0.1"]), intf("a", false, &["10.0.0.2"]), intf("b", true, &["10.0.0.3"])];
+        let ifs = [
+            intf("lo", true, &["10.0.0.1"]),
+            intf("a", false, &["10.0.0.2"]),
+            intf("b", true, &["10.0.0.3"]),
+        ];
         assert_eq!(choose_from_interfaces(&ifs), Ok("10.0.0.3".parse().expect("ip")));
     }
 }

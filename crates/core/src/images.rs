@@ -71,12 +71,19 @@ impl std::fmt::Display for ImageWarning {
 
 impl ImageSettings {
     fn control_plane_repository(&self) -> &str {
-        self.ci_image_repository.as_deref().unwrap_or(&self.image_repository)
+        self.ci_image_repository
+            .as_deref()
+            .unwrap_or(&self.image_repository)
     }
 
     /// The image of a control-plane component or kube-proxy (`kube-apiserver`, …, `kube-proxy`).
     pub fn kubernetes_image(&self, component: &str) -> String {
-        format!("{}/{}:{}", self.control_plane_repository(), component, version_to_tag(&self.kubernetes_version))
+        format!(
+            "{}/{}:{}",
+            self.control_plane_repository(),
+            component,
+            version_to_tag(&self.kubernetes_version)
+        )
     }
 
     /// The pause image.
@@ -95,7 +102,11 @@ impl ImageSettings {
         if repo == DEFAULT_IMAGE_REPOSITORY {
             repo.push_str("/coredns");
         }
-        let tag = if self.dns.image_tag.is_empty() { COREDNS_VERSION } else { &self.dns.image_tag };
+        let tag = if self.dns.image_tag.is_empty() {
+            COREDNS_VERSION
+        } else {
+            &self.dns.image_tag
+        };
         format!("{repo}/coredns:{tag}")
     }
 
@@ -120,10 +131,15 @@ impl ImageSettings {
 
     /// Every image a control-plane node needs, in upstream's order, with any warnings.
     pub fn control_plane_images(&self) -> (Vec<String>, Vec<ImageWarning>) {
-        let mut images: Vec<String> = ["kube-apiserver", "kube-controller-manager", "kube-scheduler", "kube-proxy"]
-            .iter()
-            .map(|c| self.kubernetes_image(c))
-            .collect();
+        let mut images: Vec<String> = [
+            "kube-apiserver",
+            "kube-controller-manager",
+            "kube-scheduler",
+            "kube-proxy",
+        ]
+        .iter()
+        .map(|c| self.kubernetes_image(c))
+        .collect();
         images.push(self.pause_image());
         let mut warnings = Vec::new();
         if let Some((etcd, warning)) = self.etcd_image() {
@@ -139,7 +155,13 @@ impl ImageSettings {
 pub fn version_to_tag(version: &str) -> String {
     version
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect()
 }
 
@@ -166,7 +188,11 @@ fn semver_minor(v: &str) -> Option<u64> {
     let v = v.strip_prefix('v').unwrap_or(v);
     let core = v.split(['-', '+']).next()?;
     let mut parts = core.split('.');
-    let numbers: Vec<u64> = parts.by_ref().take(3).map(|p| p.parse().ok()).collect::<Option<_>>()?;
+    let numbers: Vec<u64> = parts
+        .by_ref()
+        .take(3)
+        .map(|p| p.parse().ok())
+        .collect::<Option<_>>()?;
     if numbers.len() != 3 || parts.next().is_some() {
         return None;
     }
@@ -197,7 +223,11 @@ mod tests {
         assert_eq!(etcd_version_for("v1.24.3").map(|x| x.0), Some("3.5.6-0"));
         let (v, w) = etcd_version_for("v1.27.0").expect("semantic");
         assert_eq!(v, "3.5.9-0");
-        assert!(w.expect("warning").0.contains("falling back to the nearest etcd version (3.5.9-0)"));
+        assert!(
+            w.expect("warning")
+                .0
+                .contains("falling back to the nearest etcd version (3.5.9-0)")
+        );
         assert_eq!(etcd_version_for("v1.2.0").map(|x| x.0), Some("3.2.24"));
         assert!(etcd_version_for("stable").is_none());
     }
@@ -208,7 +238,10 @@ mod tests {
         s.image_repository = "my.reg/x".into();
         assert_eq!(s.dns_image(), "my.reg/x/coredns:v1.9.3");
         assert_eq!(s.pause_image(), "my.reg/x/pause:3.8");
-        assert_eq!(settings("v1.25.16").dns_image(), "registry.k8s.io/coredns/coredns:v1.9.3");
+        assert_eq!(
+            settings("v1.25.16").dns_image(),
+            "registry.k8s.io/coredns/coredns:v1.9.3"
+        );
     }
 
     #[test]

@@ -8,3 +8,6 @@
 
 pub mod images;
 pub mod bind_address;
+pub mod kubelet;
+pub mod manifests;
+pub mod patches;
