@@ -177,6 +177,21 @@ pub(crate) fn load_or_default_init(
     loaded.map_err(|e| config_error(e, prefix))
 }
 
+/// Upstream's `DefaultedInitConfiguration` for configurations built from flags.
+pub(crate) fn defaulted_init(
+    host: &HostFacts,
+    init: InitConfiguration,
+    cluster: ClusterConfiguration,
+) -> Result<InitConfig, CommandError> {
+    let mut token = new_token;
+    let mut inputs = DynamicInputs {
+        host,
+        new_token: &mut token,
+        fetch_version: &version::offline,
+    };
+    defaulted_init_config(init, cluster, &mut inputs).map_err(|e| config_error(e, ""))
+}
+
 /// The image settings of a loaded configuration.
 pub(crate) fn image_settings(cfg: &InitConfig) -> ImageSettings {
     let c = &cfg.cluster;

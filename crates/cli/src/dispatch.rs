@@ -15,7 +15,7 @@
 
 use crate::command::{Action, Tree, WorkflowKind};
 use crate::execute::Invocation;
-use crate::{config_cmd, mixed_args, secrets, version};
+use crate::{config_cmd, init_cmd, mixed_args, secrets, version};
 
 /// What a handler writes to standard output.
 pub(crate) type Output = String;
@@ -72,7 +72,7 @@ const HANDLERS: &[(&str, Handler)] = &[
     ("kubeadm config print", missing_subcommand),
     ("kubeadm config images", missing_subcommand),
     ("kubeadm certs renew", missing_subcommand),
-    ("kubeadm init", check_mixed_then_pending),
+    ("kubeadm init", run_init),
     ("kubeadm join", check_mixed_then_pending),
     ("kubeadm token create", check_mixed_then_pending),
 ];
@@ -108,6 +108,11 @@ fn run_certificate_key(_: &Invocation<'_>, out: &mut Output) -> Result<(), Comma
     Ok(())
 }
 
+/// `kubeadm init`: the whole workflow.
+fn run_init(inv: &Invocation<'_>, _: &mut Output) -> Result<(), CommandError> {
+    init_cmd::run(inv, &[])
+}
+
 /// Upstream's `SubCmdRunE`: a command that only groups subcommands.
 fn missing_subcommand(inv: &Invocation<'_>, _: &mut Output) -> Result<(), CommandError> {
     let name = inv.command.name();
@@ -138,7 +143,10 @@ fn run_phase(
         out.push_str(&crate::help::help(tree, inv.command));
         return Ok(());
     }
-    if matches!(workflow, WorkflowKind::Init | WorkflowKind::Join) {
+    if let (WorkflowKind::Init, Action::Phase { selector, .. }) = (workflow, &inv.command.action) {
+        return init_cmd::run(inv, std::slice::from_ref(selector));
+    }
+    if matches!(workflow, WorkflowKind::Join) {
         mixed_args::validate(&inv.flags).map_err(|e| CommandError::Failed(e.to_string()))?;
     }
     Err(CommandError::NotImplemented(inv.command.path.clone()))

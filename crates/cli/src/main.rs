@@ -17,6 +17,8 @@ mod flags;
 mod go_values;
 mod help;
 mod host_facts;
+mod init_cmd;
+mod init_options;
 mod mixed_args;
 mod secrets;
 mod version;

@@ -16,9 +16,31 @@ pub mod join;
 pub mod reset;
 pub mod upgrade_node;
 
-/// The data `kubeadm init` phases share (placeholder until the real context exists).
-#[derive(Debug, Default)]
-pub struct InitData;
+mod context;
+mod control_plane;
+mod etcd;
+
+pub use context::InitData;
+
+/// The `kubeadm init` workflow with the phases implemented so far bound to their run functions.
+pub fn init_workflow() -> kubeadm_workflow::Workflow<InitData> {
+    let mut wf = init::workflow();
+    let bound = [
+        wf.bind("control-plane", control_plane::run_parent),
+        wf.bind("control-plane/apiserver", control_plane::run_apiserver),
+        wf.bind(
+            "control-plane/controller-manager",
+            control_plane::run_controller_manager,
+        ),
+        wf.bind("control-plane/scheduler", control_plane::run_scheduler),
+        wf.bind("etcd/local", etcd::run_local),
+    ];
+    debug_assert!(
+        bound.iter().all(|b| *b),
+        "a bound phase is missing from the generated tree"
+    );
+    wf
+}
 
 /// The data `kubeadm join` phases share (placeholder).
 #[derive(Debug, Default)]

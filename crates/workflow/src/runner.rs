@@ -86,6 +86,25 @@ pub struct PhaseCommand {
 }
 
 impl<C> Workflow<C> {
+    /// Binds the run function of the phase at `selector` (e.g. `certs/ca`); the trees are generated
+    /// as data with placeholders, and each workflow binds the phases it implements. Returns false
+    /// when no phase has that selector.
+    pub fn bind(&mut self, selector: &str, run: crate::phase::RunFn<C>) -> bool {
+        let mut phases = &mut self.phases;
+        let mut parts = selector.split(SEPARATOR).peekable();
+        while let Some(part) = parts.next() {
+            let Some(phase) = phases.iter_mut().find(|p| p.clean_name() == part) else {
+                return false;
+            };
+            if parts.peek().is_none() {
+                phase.run = Some(run);
+                return true;
+            }
+            phases = &mut phase.phases;
+        }
+        false
+    }
+
     /// Phases in execution order: parents before their children; top-level "all" phases are left
     /// out, as they only exist to generate commands.
     fn entries(&self) -> Vec<Entry<'_, C>> {

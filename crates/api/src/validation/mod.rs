@@ -170,3 +170,49 @@ impl fmt::Display for ErrorList {
         }
     }
 }
+
+/// Upstream's `ValidateIgnorePreflightErrors`: the lower-cased union of the checks to ignore from the
+/// command line and the config file, refusing `all` in the file and `all` mixed with named checks.
+pub fn validate_ignore_preflight_errors(
+    from_cli: &[String],
+    from_file: &[String],
+) -> Result<std::collections::BTreeSet<String>, ErrorList> {
+    let mut set: std::collections::BTreeSet<String> = from_file.iter().map(|s| s.to_lowercase()).collect();
+    let mut errs = ErrorList::default();
+    if set.contains("all") {
+        errs.invalid(
+            "ignorePreflightErrors",
+            "/nodeRegistration/ignorePreflightErrors",
+            BadValue::Str("all".into()),
+            "'all' cannot be used in configuration file",
+        );
+    }
+    set.extend(from_cli.iter().map(|s| s.to_lowercase()));
+    if set.contains("all") && set.len() > 1 {
+        let joined = set.iter().cloned().collect::<Vec<_>>().join(",");
+        errs.invalid(
+            "ignore-preflight-errors",
+            "",
+            BadValue::Str(joined),
+            "don't specify individual checks if 'all' is used",
+        );
+    }
+    errs.into_result().map(|()| set)
+}
+
+#[cfg(test)]
+mod ignore_preflight_tests {
+    use super::*;
+
+    #[test]
+    fn all_with_named_checks_is_refused_in_upstream_words() {
+        let err = validate_ignore_preflight_errors(&["all".into(), "Swap".into()], &[]).expect_err("mixed");
+        assert_eq!(
+            err.to_string(),
+            "ignore-preflight-errors: Invalid value: \"all,swap\": don't specify individual checks if 'all' is used"
+        );
+        let ok = validate_ignore_preflight_errors(&["Swap".into()], &["NumCPU".into()]).expect("ok");
+        assert_eq!(ok.into_iter().collect::<Vec<_>>(), ["numcpu", "swap"]);
+        assert!(validate_ignore_preflight_errors(&[], &["all".into()]).is_err());
+    }
+}

@@ -1,0 +1,111 @@
+//! `kubeadm init` and `kubeadm init phase …`: builds the init context from the options and runs the
+//! workflow (whole, or filtered to one phase) with the real or the dry-run effects.
+
+use std::path::{Path, PathBuf};
+
+use kubeadm_core::manifests::{CA_CERTS_EXTRA_PATHS, ManifestHostFacts};
+use kubeadm_core::patches::{PatchFile, PatchManager};
+use kubeadm_effects::fs::{DryRunFs, Fs};
+use kubeadm_host::fs::RealFs;
+use kubeadm_phases::InitData;
+
+use crate::config_cmd::reporter;
+use crate::dispatch::CommandError;
+use crate::execute::Invocation;
+use crate::init_options::{self, InitOptions};
+
+/// Where upstream keeps static pod manifests.
+const MANIFESTS_DIR: &str = "/etc/kubernetes/manifests";
+
+/// Runs the init workflow: all of it (`filter` empty) or the phase `filter` names.
+pub(crate) fn run(inv: &Invocation<'_>, filter: &[String]) -> Result<(), CommandError> {
+    let opts = init_options::load(inv)?;
+    let mut skip = inv.flags.strings("skip-phases");
+    if filter.is_empty() && skip.is_empty() {
+        skip = opts.cfg.init.skip_phases.clone();
+    }
+    let mut data = context(inv, opts)?;
+    kubeadm_phases::init_workflow()
+        .run(&mut data, filter, &skip)
+        .map_err(|e| CommandError::Failed(e.to_string()))
+}
+
+fn context(inv: &Invocation<'_>, opts: InitOptions) -> Result<InitData, CommandError> {
+    let fs: Box<dyn Fs> = if opts.dry_run {
+        Box::new(DryRunFs::new(RealFs))
+    } else {
+        Box::new(RealFs)
+    };
+    let patches = if opts.patches_dir.is_empty() {
+        None
+    } else {
+        Some(read_patches(&*fs, &opts.patches_dir)?)
+    };
+    let rep = reporter(inv);
+    if let Some(pm) = &patches {
+        for m in pm.messages() {
+            kubeadm_effects::report::Reporter::out(&rep, &format!("{m}\n"));
+        }
+    }
+    let cert_dir = PathBuf::from(&opts.cfg.cluster.certificates_dir);
+    let manifest_facts = ManifestHostFacts {
+        existing_ca_cert_dirs: CA_CERTS_EXTRA_PATHS
+            .iter()
+            .filter(|d| Path::new(d).is_dir())
+            .map(|d| d.to_string())
+            .collect(),
+        environment: std::env::vars().collect(),
+        // The CA certificate without its key: the user manages the CA.
+        external_ca: fs.exists(&cert_dir.join("ca.crt")) && !fs.exists(&cert_dir.join("ca.key")),
+    };
+    Ok(InitData {
+        dry_run: opts.dry_run,
+        ignore_preflight_errors: opts.ignore_preflight_errors,
+        upload_certs: opts.upload_certs,
+        skip_token_print: opts.skip_token_print,
+        skip_certificate_key_print: opts.skip_certificate_key_print,
+        manifest_dir: PathBuf::from(MANIFESTS_DIR),
+        kubeconfig_dir: PathBuf::from(&opts.kubeconfig_dir),
+        patches,
+        manifest_facts,
+        fs,
+        reporter: Box::new(rep),
+        cfg: opts.cfg,
+    })
+}
+
+/// Reads every regular file under a patch directory, subdirectories included (upstream walks the
+/// directory once per run).
+fn read_patches(fs: &dyn Fs, dir: &str) -> Result<PatchManager, CommandError> {
+    let unreadable = |e: &std::io::Error| {
+        CommandError::Failed(
+            kubeadm_core::patches::PatchError::unreadable_directory(dir, &crate::config_cmd::go_io_error(e))
+                .to_string(),
+        )
+    };
+    let mut files = Vec::new();
+    let mut pending = vec![PathBuf::from(dir)];
+    while let Some(d) = pending.pop() {
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(&d)
+            .map_err(|e| unreadable(&e))?
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        entries.sort();
+        for path in entries {
+            if path.is_dir() {
+                pending.push(path);
+            } else if path.is_file() {
+                let content = fs.read(&path).map_err(|e| unreadable(&e))?;
+                let rel = path
+                    .strip_prefix(dir)
+                    .unwrap_or(&path)
+                    .to_string_lossy()
+                    .into_owned();
+                files.push(PatchFile { path: rel, content });
+            }
+        }
+    }
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    PatchManager::from_files(dir, &files).map_err(|e| CommandError::Failed(e.to_string()))
+}

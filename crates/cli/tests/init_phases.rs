@@ -1,0 +1,116 @@
+//! `kubeadm init phase control-plane all` and `init phase etcd local`, upstream and ours, each
+//! chrooted (`--rootfs`, which needs root) into its own temporary root with the same config: the
+//! printed lines, the manifest files, their bytes and their modes must be the same.
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use kubeadm_testkit::oracle::{diff, run, upstream_kubeadm};
+
+fn corpus() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/corpus")
+}
+
+/// Every file under `root/etc/kubernetes` with its mode and content.
+fn tree(root: &Path) -> BTreeMap<String, (u32, String)> {
+    let mut out = BTreeMap::new();
+    let mut pending = vec![root.join("etc/kubernetes")];
+    while let Some(d) = pending.pop() {
+        let Ok(rd) = std::fs::read_dir(&d) else { continue };
+        for e in rd.flatten() {
+            let p = e.path();
+            let meta = std::fs::metadata(&p).expect("meta");
+            let rel = p.strip_prefix(root).expect("under root").display().to_string();
+            if meta.is_dir() {
+                out.insert(rel, (meta.permissions().mode() & 0o7777, String::new()));
+                pending.push(p);
+            } else {
+                out.insert(
+                    rel,
+                    (
+                        meta.permissions().mode() & 0o7777,
+                        std::fs::read_to_string(&p).expect("text"),
+                    ),
+                );
+            }
+        }
+    }
+    out
+}
+
+fn run_in_root(bin: &Path, cfg: &Path, phases: &[&[&str]]) -> (String, BTreeMap<String, (u32, String)>) {
+    let root = tempfile::tempdir().expect("root");
+    std::fs::copy(cfg, root.path().join("kubeadm.yaml")).expect("copy config");
+    let mut stdout = String::new();
+    for phase in phases {
+        let mut args = vec!["--rootfs", root.path().to_str().expect("utf8"), "init", "phase"];
+        args.extend_from_slice(phase);
+        args.extend_from_slice(&["--config", "/kubeadm.yaml"]);
+        let r = run(bin, &args, root.path(), &[]);
+        assert_eq!(r.code, 0, "{} {args:?}: {}", bin.display(), r.stderr);
+        stdout.push_str(&r.stdout);
+    }
+    (stdout, tree(root.path()))
+}
+
+#[test]
+fn control_plane_and_etcd_manifests_match_upstream() {
+    assert!(
+        std::fs::read_to_string("/proc/self/status").is_ok_and(|s| s
+            .lines()
+            .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"))),
+        "this test chroots with --rootfs and must run as root"
+    );
+    let ours = PathBuf::from(env!("CARGO_BIN_EXE_kubeadm"));
+    let phases: &[&[&str]] = &[&["control-plane", "all"], &["etcd", "local"]];
+    let mut failures = Vec::new();
+    let mut compared = 0;
+    for name in [
+        "01-empty-cluster.yaml",
+        "03-ipv6.yaml",
+        "04-dual-stack.yaml",
+        "05-external-etcd.yaml",
+        "07-cpe-no-port.yaml",
+        "08-cpe-port.yaml",
+        "10-image-repo.yaml",
+        "11-feature-gates.yaml",
+        "12-extra-args.yaml",
+        "14-dns-domain.yaml",
+        "17-ci-version.yaml",
+        "18-ci-version-custom-repo.yaml",
+    ] {
+        let cfg = corpus().join("valid").join(name);
+        let (up_out, up_tree) = run_in_root(&upstream_kubeadm(), &cfg, phases);
+        let (our_out, our_tree) = run_in_root(&ours, &cfg, phases);
+        if up_out != our_out {
+            failures.push(format!("{name}: output\n{}", diff(&up_out, &our_out)));
+        }
+        let names = |t: &BTreeMap<String, (u32, String)>| t.keys().cloned().collect::<Vec<_>>();
+        if names(&up_tree) != names(&our_tree) {
+            failures.push(format!(
+                "{name}: files {:?} vs {:?}",
+                names(&up_tree),
+                names(&our_tree)
+            ));
+        }
+        for (path, (mode, text)) in &up_tree {
+            compared += 1;
+            match our_tree.get(path) {
+                Some((m, t)) if m == mode && t == text => {}
+                Some((m, t)) => failures.push(format!(
+                    "{name}: {path} mode {m:o} vs {mode:o}\n{}",
+                    diff(text, t)
+                )),
+                None => {}
+            }
+        }
+    }
+    assert!(compared >= 40, "only {compared} files compared");
+    assert!(
+        failures.is_empty(),
+        "{} differences:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}

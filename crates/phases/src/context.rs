@@ -1,0 +1,54 @@
+//! The typed context `kubeadm init` phases share: the configuration, where things go, and the
+//! effects they act through (real or dry-run, chosen by the caller).
+
+use std::path::PathBuf;
+
+use kubeadm_api::internal::InitConfig;
+use kubeadm_core::patches::PatchManager;
+use kubeadm_effects::fs::Fs;
+use kubeadm_effects::report::Reporter;
+
+/// What the init phases work from.
+pub struct InitData {
+    /// The loaded, defaulted and validated configuration.
+    pub cfg: InitConfig,
+    /// `--dry-run`.
+    pub dry_run: bool,
+    /// The preflight checks whose errors become warnings (lower case).
+    pub ignore_preflight_errors: std::collections::BTreeSet<String>,
+    /// `--upload-certs`.
+    pub upload_certs: bool,
+    /// `--skip-token-print`.
+    pub skip_token_print: bool,
+    /// `--skip-certificate-key-print`.
+    pub skip_certificate_key_print: bool,
+    /// Where static pod manifests go (`/etc/kubernetes/manifests`).
+    pub manifest_dir: PathBuf,
+    /// Where kubeconfig files go (`--kubeconfig-dir`).
+    pub kubeconfig_dir: PathBuf,
+    /// Patches to apply to what the phases write, read once per run (`--patches`).
+    pub patches: Option<PatchManager>,
+    /// Facts about the host that manifests depend on.
+    pub manifest_facts: kubeadm_core::manifests::ManifestHostFacts,
+    /// The file system (real, or the dry-run overlay).
+    pub fs: Box<dyn Fs>,
+    /// Where output goes.
+    pub reporter: Box<dyn Reporter>,
+}
+
+impl std::fmt::Debug for InitData {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("InitData")
+            .field("dry_run", &self.dry_run)
+            .field("manifest_dir", &self.manifest_dir)
+            .field("kubeconfig_dir", &self.kubeconfig_dir)
+            .finish_non_exhaustive()
+    }
+}
+
+impl InitData {
+    /// Prints a line of phase output (upstream's `fmt.Printf` lines).
+    pub fn say(&self, line: &str) {
+        self.reporter.out(&format!("{line}\n"));
+    }
+}
