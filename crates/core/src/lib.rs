@@ -6,8 +6,10 @@
 //! Must not depend on tokio, kube or any effect implementation, nor use `std::fs`, `std::net`,
 //! `std::process`, `std::env` or the system clock.
 
-pub mod images;
 pub mod bind_address;
+pub mod images;
+pub mod kubeconfig;
 pub mod kubelet;
 pub mod manifests;
 pub mod patches;
+pub mod pki;

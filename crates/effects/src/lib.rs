@@ -4,5 +4,7 @@
 //! the recording fake (kubeadm-testkit). All user-visible output goes through the reporter defined here.
 //!
 //! Depends on kubeadm-api only.
+pub mod cri;
 pub mod fs;
+pub mod keygen;
 pub mod report;

@@ -2,6 +2,8 @@
 //!
 //! The only crate that touches the file system, the network, processes, the environment and the clock.
 //! Depends on kubeadm-api and kubeadm-effects; heavy dependencies (kube, etcd, gRPC) live only here.
+pub mod cri;
 pub mod fs;
+pub mod keygen;
 pub mod probe;
 pub mod report;
