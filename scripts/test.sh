@@ -8,6 +8,8 @@ testbed/upstream/build.sh kubeadm
 (cd testbed/goyaml && GOSUMDB=off GOFLAGS=-mod=mod go build -o goyaml .)
 export KUBEADM_GOYAML="$PWD/testbed/goyaml/goyaml"
 export KUBEADM_UPSTREAM="${KUBEADM_UPSTREAM:-${KUBEADM_RS_CACHE:-$HOME/.cache/kubeadm-rs}/upstream/kubeadm}"
+# As root, the CRI client is also tested against a real containerd it starts in a temp dir.
+if [ "$(id -u)" = 0 ] && command -v containerd >/dev/null; then export KUBEADM_RS_CONTAINERD=1; fi
 cargo fmt --all -- --check
 python3 .ci/depgraph.py
 cargo clippy --workspace --all-targets -- -D warnings
