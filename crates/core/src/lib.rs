@@ -6,7 +6,9 @@
 //! Must not depend on tokio, kube or any effect implementation, nor use `std::fs`, `std::net`,
 //! `std::process`, `std::env` or the system clock.
 
+pub mod addons;
 pub mod bind_address;
+pub mod cluster;
 pub mod images;
 pub mod kubeconfig;
 pub mod kubelet;
