@@ -24,6 +24,7 @@ pub mod document;
 pub mod duration;
 pub mod dynamic;
 pub mod features;
+pub mod gofmt;
 pub mod internal;
 pub mod load;
 pub mod migrate;

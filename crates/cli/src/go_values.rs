@@ -14,23 +14,7 @@ pub(crate) fn parse_bool(s: &str) -> Result<bool, String> {
     }
 }
 
-/// Go's `%q` for the plain strings that appear in errors.
-pub(crate) fn go_quote(s: &str) -> String {
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => out.push_str(&format!("\\x{:02x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
+pub(crate) use kubeadm_api::gofmt::quote as go_quote;
 
 /// Digits of `s` in the base Go's `ParseInt(s, 0, _)` picks from its prefix.
 fn split_base(s: &str, base0: bool) -> (u32, String) {

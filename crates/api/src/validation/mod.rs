@@ -51,31 +51,7 @@ impl fmt::Display for BadValue {
     }
 }
 
-/// Go's `%q` for the strings that appear in configs (printable text; escapes otherwise).
-pub(crate) fn go_quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            c if c.is_control() => {
-                let n = c as u32;
-                if n < 0x80 {
-                    out.push_str(&format!("\\x{n:02x}"));
-                } else {
-                    out.push_str(&format!("\\u{n:04x}"));
-                }
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
+pub(crate) use crate::gofmt::quote as go_quote;
 
 /// One validation error.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -7,4 +7,4 @@ mod config;
 mod flags;
 
 pub use config::{config_value, config_yaml};
-pub use flags::{KubeletFlagsInputs, flags_env, go_quote, taint_to_string};
+pub use flags::{KubeletFlagsInputs, flags_env, taint_to_string};

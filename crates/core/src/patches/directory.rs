@@ -55,7 +55,7 @@ pub(crate) fn read(
 ) -> Result<Vec<PatchSet>, PatchError> {
     messages.push(format!(
         "[patches] Reading patches from path {}",
-        crate::kubelet::go_quote(dir_display)
+        kubeadm_api::gofmt::quote(dir_display)
     ));
     let mut sorted: Vec<&PatchFile> = files.iter().collect();
     // filepath.Walk visits each directory's entries in lexical order, descending as it goes.
@@ -75,7 +75,7 @@ pub(crate) fn read(
             Parsed::Ignore(reason) => {
                 messages.push(format!(
                     "[patches] Ignoring file {}: {reason}",
-                    crate::kubelet::go_quote(&base)
+                    kubeadm_api::gofmt::quote(&base)
                 ));
                 ignored.push(base);
                 continue;
@@ -84,7 +84,7 @@ pub(crate) fn read(
         if f.content.is_empty() {
             messages.push(format!(
                 "[patches] Ignoring empty file: {}",
-                crate::kubelet::go_quote(&base)
+                kubeadm_api::gofmt::quote(&base)
             ));
             ignored.push(base);
             continue;

@@ -51,7 +51,7 @@ impl PatchType {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PatchError {
     /// The directory listing has a file upstream refuses (a `+` without a known patch type).
-    #[error("could not list patch files for path {}: {message}", crate::kubelet::go_quote(.dir))]
+    #[error("could not list patch files for path {}: {message}", kubeadm_api::gofmt::quote(.dir))]
     Directory {
         /// The patch directory.
         dir: String,
@@ -61,7 +61,7 @@ pub enum PatchError {
         message: String,
     },
     /// A document of a patch file is not valid YAML or JSON.
-    #[error("could not list patch files for path {}: could not convert patch to JSON:\n{patch}\n: {reason}", crate::kubelet::go_quote(.dir))]
+    #[error("could not list patch files for path {}: could not convert patch to JSON:\n{patch}\n: {reason}", kubeadm_api::gofmt::quote(.dir))]
     Convert {
         /// The patch directory.
         dir: String,
@@ -73,10 +73,10 @@ pub enum PatchError {
         reason: String,
     },
     /// The target is not one upstream knows.
-    #[error("unknown patch target name {}, must be one of [{}]", crate::kubelet::go_quote(.0), KNOWN_TARGETS.join(" "))]
+    #[error("unknown patch target name {}, must be one of [{}]", kubeadm_api::gofmt::quote(.0), KNOWN_TARGETS.join(" "))]
     UnknownTarget(String),
     /// A patch does not apply to its target.
-    #[error("could not apply the following patch of type {} to target {}:\n{patch}\n: {reason}", crate::kubelet::go_quote(.patch_type.media_type()), crate::kubelet::go_quote(.target))]
+    #[error("could not apply the following patch of type {} to target {}:\n{patch}\n: {reason}", kubeadm_api::gofmt::quote(.patch_type.media_type()), kubeadm_api::gofmt::quote(.target))]
     Apply {
         /// The target.
         target: String,
@@ -179,8 +179,8 @@ impl PatchManager {
                 })?;
                 messages.push(format!(
                     "[patches] Applied patch of type {} to target {}",
-                    crate::kubelet::go_quote(set.patch_type.media_type()),
-                    crate::kubelet::go_quote(target)
+                    kubeadm_api::gofmt::quote(set.patch_type.media_type()),
+                    kubeadm_api::gofmt::quote(target)
                 ));
             }
         }
