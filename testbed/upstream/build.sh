@@ -1,33 +1,66 @@
 #!/usr/bin/env bash
-# Builds upstream Kubernetes v1.25.16 commands from Go modules into a cache outside the repository.
+# Builds the upstream programs the testbed runs, from Go modules, into a cache outside the repository.
 #
-#   testbed/upstream/build.sh [COMMAND...]      default: kubeadm
+#   testbed/upstream/build.sh [PROGRAM...]      default: kubeadm
+#   testbed/upstream/build.sh all               every program below
+#
+# Programs: kubeadm kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl
+#           (Kubernetes v1.25.16, this directory's go.mod), etcd (v3.5.9, etcd/go.mod: the version
+#           kubeadm v1.25.16 deploys), coredns (v1.9.3, coredns/go.mod), crictl (cri-tools v1.34.0,
+#           crictl/go.mod).
 #
 # The binaries land in ${KUBEADM_RS_CACHE:-$HOME/.cache/kubeadm-rs}/upstream/ and are built only when
-# missing. Notes:
+# missing; all are static (CGO_ENABLED=0) so that they can be dropped into a from-scratch image. Notes:
 # - Some k8s.io staging modules are not served at v0.25.16 by the module proxy reachable here
 #   (cluster-bootstrap, controller-manager, kube-controller-manager, kube-proxy, sample-apiserver);
 #   go.mod pins those at v0.25.15, the nearest served version.
 # - The checksum database does not answer for all of them either, so go.sum (committed) is the
 #   authority and GOSUMDB is off for these builds.
+# - cri-tools is served only from v1.34.0 on; see crictl/tools.go.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out="${KUBEADM_RS_CACHE:-$HOME/.cache/kubeadm-rs}/upstream"
 mkdir -p "$out"
 export GOSUMDB=off GOFLAGS=-mod=mod CGO_ENABLED=0
-version=v1.25.16
-commit=c5f43560a4f98f2af3743a59299fb79f07924373
-ldflags="-s -w"
-for kv in "gitVersion=$version" gitMajor=1 gitMinor=25 "gitCommit=$commit" gitTreeState=clean \
+linkflags="-s -w"
+
+k8s_version=v1.25.16
+k8s_commit=c5f43560a4f98f2af3743a59299fb79f07924373
+k8s_ldflags="$linkflags"
+for kv in "gitVersion=$k8s_version" gitMajor=1 gitMinor=25 "gitCommit=$k8s_commit" gitTreeState=clean \
           buildDate=2023-11-15T22:15:33Z; do
-  ldflags="$ldflags -X k8s.io/component-base/version.$kv -X k8s.io/client-go/pkg/version.$kv"
+  k8s_ldflags="$k8s_ldflags -X k8s.io/component-base/version.$kv -X k8s.io/client-go/pkg/version.$kv"
 done
-cmds=("$@")
-[ ${#cmds[@]} -gt 0 ] || cmds=(kubeadm)
-cd "$here"
-for c in "${cmds[@]}"; do
-  if [ -x "$out/$c" ]; then continue; fi
-  echo "building upstream $c $version" >&2
-  go build -trimpath -ldflags "$ldflags" -o "$out/$c.tmp" "k8s.io/kubernetes/cmd/$c"
-  mv "$out/$c.tmp" "$out/$c"
+
+# build NAME MODULE_DIR PACKAGE LDFLAGS
+build() {
+  local name=$1 dir=$2 pkg=$3 flags=$4 start
+  if [ -x "$out/$name" ]; then return 0; fi
+  echo "building upstream $name ($pkg)" >&2
+  start=$(date +%s)
+  (cd "$dir" && go build -trimpath -ldflags "$flags" -o "$out/$name.tmp" "$pkg")
+  mv "$out/$name.tmp" "$out/$name"
+  echo "built $name in $(( $(date +%s) - start ))s" >&2
+}
+
+all=(kubeadm kubectl kube-apiserver kube-controller-manager kube-scheduler kube-proxy kubelet etcd coredns crictl)
+progs=("$@")
+[ ${#progs[@]} -gt 0 ] || progs=(kubeadm)
+[ "${progs[*]}" != all ] || progs=("${all[@]}")
+for p in "${progs[@]}"; do
+  case "$p" in
+    kubeadm|kubectl|kube-apiserver|kube-controller-manager|kube-scheduler|kube-proxy|kubelet)
+      build "$p" "$here" "k8s.io/kubernetes/cmd/$p" "$k8s_ldflags" ;;
+    etcd)
+      build etcd "$here/etcd" go.etcd.io/etcd/server/v3 "$linkflags" ;;
+    coredns)
+      # CoreDNS v1.9.3's golang.org/x/net reaches syscall.recvmsg through //go:linkname, which Go
+      # 1.23+ refuses at link time ("invalid reference to syscall.recvmsg") unless told not to check.
+      build coredns "$here/coredns" github.com/coredns/coredns \
+        "$linkflags -checklinkname=0 -X github.com/coredns/coredns/coremain.GitCommit=v1.9.3" ;;
+    crictl)
+      build crictl "$here/crictl" sigs.k8s.io/cri-tools/cmd/crictl \
+        "$linkflags -X sigs.k8s.io/cri-tools/pkg/version.Version=v1.34.0" ;;
+    *) echo "build.sh: unknown program $p (known: ${all[*]})" >&2; exit 2 ;;
+  esac
 done

@@ -1,0 +1,254 @@
+# shellcheck shell=bash
+# "A node in a box": the functions the scenarios use to create Kubernetes nodes on one machine.
+#
+# Source this file, then: tb_setup; tb_node_create 1; tb_node_exec 1 kubeadm ...; tb_teardown.
+#
+# A node N is a set of namespaces pinned by bind mounts under $TB_RUN/ns (never /run/netns):
+# - net:   its own address 198.51.100.(10+N)/24 on veth eth0, bridged in a "lan" netns (198.51.100.1,
+#          no uplink, so nothing can leave); pods get 203.0.113.(64*(N-1))/26 from a bridge CNI;
+# - mount: /etc, /var and /opt are overlays whose upper layers live in $TB_RUN/nodeN, /run is a tmpfs,
+#          and /etc/kubernetes, /var/lib/kubelet, /var/lib/etcd, /etc/cni/net.d, /var/lib/cni,
+#          /var/log/pods and /var/log/containers are fresh tmpfs mounts; containerd's root is a
+#          directory of $TB_RUN/nodeN on disk (overlayfs snapshots cannot sit on an overlay);
+# - uts:   hostname nodeN.
+# containerd runs inside it with its default paths; the kubelet runs under kubelet-service.sh, which
+# plays systemd for it, and the fake `systemctl` (first on the node's PATH) drives that service.
+# The kubelet's cgroups live under /kt-nodeN (--cgroup-root), so that two kubelets never garbage
+# collect each other's pod cgroups.
+# Nothing here touches the host's /etc/kubernetes, network or containerd. The kubelet does write a
+# few global sysctls (vm.overcommit_memory, kernel.panic, ...): tb_setup saves them and tb_teardown
+# puts them back.
+
+TB_LIB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+TB_CACHE=${KUBEADM_RS_CACHE:-$HOME/.cache/kubeadm-rs}
+TB_RUN=${KUBEADM_RS_TESTBED_RUN:-/tmp/kubeadm-rs-testbed}
+TB_UPSTREAM=$TB_CACHE/upstream
+TB_LAN_IP=198.51.100.1
+TB_POD_SUBNET=203.0.113.0/24
+TB_SERVICE_SUBNET=198.18.0.0/16
+# Global sysctls the kubelet (setupKernelTunables) and kube-proxy may write.
+TB_SYSCTLS=(vm/overcommit_memory vm/panic_on_oom kernel/panic kernel/panic_on_oops
+            kernel/keys/root_maxkeys kernel/keys/root_maxbytes net/netfilter/nf_conntrack_max
+            net/nf_conntrack_max)
+
+tb_log() { printf '[testbed %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
+tb_die() { tb_log "FAIL: $*"; exit 1; }
+
+tb_node_ip() { echo "198.51.100.$((10 + $1))"; }
+tb_node_pod_cidr() { echo "203.0.113.$((64 * ($1 - 1)))/26"; }
+tb_node_name() { echo "node$1"; }
+
+# tb_poll DEADLINE_SECONDS DESCRIPTION COMMAND...: runs COMMAND until it succeeds or the deadline passes.
+tb_poll() {
+  local limit=$1 what=$2 end
+  shift 2
+  end=$(($(date +%s) + limit))
+  until "$@" >/dev/null 2>&1; do
+    if [ "$(date +%s)" -ge "$end" ]; then
+      tb_log "timed out after ${limit}s waiting for: $what"
+      return 1
+    fi
+    sleep 0.5
+  done
+  tb_log "ok: $what"
+}
+
+tb_nsargs() {
+  echo "--net=$TB_RUN/ns/node$1.net --mount=$TB_RUN/ns/node$1.mnt --uts=$TB_RUN/ns/node$1.uts"
+}
+
+# tb_node_exec N COMMAND...: runs COMMAND inside node N with the testbed's tools first on PATH.
+tb_node_exec() {
+  local n=$1
+  shift
+  # shellcheck disable=SC2046
+  nsenter $(tb_nsargs "$n") --wd=/ -- env PATH="$TB_RUN/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" \
+    KUBECONFIG=/etc/kubernetes/admin.conf "$@"
+}
+
+# tb_setup KUBEADM: fresh run directory, the lan, the tool directory; cleans a previous run first.
+tb_setup() {
+  local kubeadm=$1 s
+  [ "$(id -u)" = 0 ] || tb_die "the testbed needs root"
+  if [ -e "$TB_RUN" ]; then
+    tb_log "leftovers of an earlier run in $TB_RUN: tearing them down first"
+    tb_teardown
+  fi
+  mkdir -p "$TB_RUN/ns" "$TB_RUN/bin"
+  # Namespace files must sit on a private mount, or pinning a mount namespace would recurse.
+  mount --bind "$TB_RUN/ns" "$TB_RUN/ns"
+  mount --make-private "$TB_RUN/ns"
+  : >"$TB_RUN/sysctls"
+  for s in "${TB_SYSCTLS[@]}"; do
+    [ ! -r "/proc/sys/$s" ] || echo "$s $(cat "/proc/sys/$s")" >>"$TB_RUN/sysctls"
+  done
+  touch "$TB_RUN/ns/lan.net"
+  unshare --net="$TB_RUN/ns/lan.net" true
+  nsenter --net="$TB_RUN/ns/lan.net" sh -ec "
+    ip link set lo up
+    ip link add br0 type bridge
+    ip addr add $TB_LAN_IP/24 dev br0
+    ip link set br0 up"
+  cp "$TB_LIB/systemctl" "$TB_RUN/bin/systemctl"
+  ln -s "$(readlink -f "$kubeadm")" "$TB_RUN/bin/kubeadm"
+  for b in kubelet kubectl crictl; do ln -s "$TB_UPSTREAM/$b" "$TB_RUN/bin/$b"; done
+}
+
+# tb_node_create N: namespaces, network, mounts, cgroups, containerd with all images, kubelet service.
+tb_node_create() {
+  local n=$1 name ip dir c cg
+  name=$(tb_node_name "$n")
+  ip=$(tb_node_ip "$n")
+  dir=$TB_RUN/$name
+  mkdir -p "$dir"/{etc,var,opt}/{upper,work} "$dir/containerd"
+  touch "$TB_RUN/ns/$name".{net,mnt,uts}
+  tb_log "creating $name ($ip)"
+  unshare --net="$TB_RUN/ns/$name.net" --mount="$TB_RUN/ns/$name.mnt" --uts="$TB_RUN/ns/$name.uts" \
+    --propagation private bash -ec '
+      name=$1 dir=$2
+      hostname "$name"
+      for d in etc var opt; do
+        mount -t overlay "kt-$name-$d" -o "lowerdir=/$d,upperdir=$dir/$d/upper,workdir=$dir/$d/work" "/$d"
+      done
+      mount -t tmpfs -o mode=0755 "kt-$name-run" /run
+      for d in /etc/kubernetes /var/lib/kubelet /var/lib/etcd /etc/cni/net.d /var/lib/cni \
+               /var/log/pods /var/log/containers; do
+        mkdir -p "$d"
+        mount -t tmpfs -o mode=0755 "kt-$name" "$d"
+      done
+      chmod 0700 /var/lib/etcd
+      mkdir -p /var/lib/containerd
+      mount --bind "$dir/containerd" /var/lib/containerd
+    ' _ "$name" "$dir"
+
+  # Network: eth0 in the node, its peer on the lan bridge; routes to the other nodes' pod ranges.
+  nsenter --net="$TB_RUN/ns/$name.net" ip link add eth0 type veth peer name "veth$n" netns "$TB_RUN/ns/lan.net"
+  nsenter --net="$TB_RUN/ns/lan.net" ip link set "veth$n" master br0 up
+  nsenter --net="$TB_RUN/ns/$name.net" sh -ec "
+    ip link set lo up
+    ip addr add $ip/24 dev eth0
+    ip link set eth0 up
+    ip route add default via $TB_LAN_IP
+    echo 1 > /proc/sys/net/ipv4/ip_forward
+    echo 1 > /proc/sys/net/bridge/bridge-nf-call-iptables
+    echo 1 > /proc/sys/net/bridge/bridge-nf-call-ip6tables"
+  for c in 1 2 3 4; do
+    [ "$c" = "$n" ] || nsenter --net="$TB_RUN/ns/$name.net" ip route add "$(tb_node_pod_cidr "$c")" via "$(tb_node_ip "$c")"
+  done
+
+  # cgroups: what a systemd slice would give the kubelet; cpuset needs its cpus/mems filled in.
+  for cg in /sys/fs/cgroup/*/; do
+    case "$cg" in */unified/) continue ;; esac
+    mkdir -p "$cg/kt-$name"
+    if [ -e "$cg/cpuset.cpus" ]; then
+      cat "$cg/cpuset.cpus" >"$cg/kt-$name/cpuset.cpus"
+      cat "$cg/cpuset.mems" >"$cg/kt-$name/cpuset.mems"
+    fi
+  done
+
+  # Files a provisioned host would have.
+  tb_node_exec "$n" sh -ec "
+    printf '127.0.0.1 localhost\n$ip $name\n' > /etc/hosts
+    echo 'nameserver $TB_LAN_IP' > /etc/resolv.conf
+    printf '%032x\n' $n > /etc/machine-id
+    echo 'runtime-endpoint: unix:///var/run/containerd/containerd.sock' > /etc/crictl.yaml
+    mkdir -p /etc/containerd /etc/default
+    echo 'KUBELET_EXTRA_ARGS=\"--cgroup-root=/kt-$name --node-ip=$ip\"' > /etc/default/kubelet
+    echo active > $dir/kubelet.state"
+  tb_node_exec "$n" sh -c 'cat > /etc/containerd/config.toml' <"$TB_LIB/containerd.toml"
+  sed "s#@POD_CIDR@#$(tb_node_pod_cidr "$n")#" "$TB_LIB/10-bridge.conflist" |
+    tb_node_exec "$n" sh -c 'cat > /etc/cni/net.d/10-bridge.conflist'
+
+  tb_node_exec "$n" setsid containerd --config /etc/containerd/config.toml >"$dir/containerd.log" 2>&1 </dev/null &
+  echo $! >"$dir/containerd.pid"
+  tb_poll 60 "$name: containerd answers" tb_node_exec "$n" ctr version ||
+    { tb_fail_logs "$n"; tb_die "$name: containerd did not start"; }
+  local t0 img
+  t0=$(date +%s)
+  while read -r img _; do
+    if [ ! -e "$img" ] && [ -n "${TB_ALLOW_MISSING_IMAGES:-}" ]; then continue; fi
+    tb_node_exec "$n" ctr -n k8s.io images import "$img" >>"$dir/import.log" 2>&1 ||
+      tb_die "$name: importing $img failed: $(tail -3 "$dir/import.log")"
+  done < <("$TB_LIB/../images/build.sh" --list)
+  tb_log "$name: images imported in $(($(date +%s) - t0))s"
+
+  tb_node_exec "$n" setsid bash "$TB_LIB/kubelet-service.sh" "$dir" </dev/null >>"$dir/kubelet-service.log" 2>&1 &
+  echo $! >"$dir/kubelet-service.pid"
+}
+
+# tb_fail_logs N...: prints the tail of the logs that explain a failure on those nodes.
+tb_fail_logs() {
+  local n dir f
+  for n in "$@"; do
+    dir=$TB_RUN/$(tb_node_name "$n")
+    for f in "$dir/containerd.log" "$dir/kubelet.log" "$dir/systemctl.log"; do
+      [ -e "$f" ] || continue
+      echo "----- $f (last 40 lines)" >&2
+      tail -n 40 "$f" >&2
+    done
+    [ -e "$TB_RUN/ns/node$n.mnt" ] || continue
+    for f in $(tb_node_exec "$n" sh -c 'ls /var/log/pods/*/*/*.log 2>/dev/null'); do
+      echo "----- node$n:$f (last 20 lines)" >&2
+      tb_node_exec "$n" tail -n 20 "$f" >&2
+    done
+  done
+}
+
+# Pids of every process of a node: in its mount or net namespace, or in its cgroups.
+tb_node_pids() {
+  local name=$1 mnt net p
+  mnt=$(stat -L -c %i "$TB_RUN/ns/$name.mnt" 2>/dev/null || true)
+  net=$(stat -L -c %i "$TB_RUN/ns/$name.net" 2>/dev/null || true)
+  for p in /proc/[0-9]*; do
+    p=${p#/proc/}
+    [ "$p" != $$ ] && [ "$p" != "$BASHPID" ] || continue
+    if { [ -n "$mnt" ] && [ "$(stat -L -c %i "/proc/$p/ns/mnt" 2>/dev/null)" = "$mnt" ]; } ||
+       { [ -n "$net" ] && [ "$(stat -L -c %i "/proc/$p/ns/net" 2>/dev/null)" = "$net" ]; } ||
+       grep -q ":/kt-$name\(/\|$\)" "/proc/$p/cgroup" 2>/dev/null; then
+      echo "$p"
+    fi
+  done
+}
+
+# tb_teardown: stops everything the testbed started and leaves the machine as it was.
+tb_teardown() {
+  local dir name pids i s v cg f
+  [ -d "$TB_RUN" ] || return 0
+  for dir in "$TB_RUN"/node*/; do
+    [ -d "$dir" ] || continue
+    name=$(basename "$dir")
+    touch "$dir/kubelet.shutdown"
+    for f in kubelet-service kubelet containerd; do
+      [ ! -s "$dir/$f.pid" ] || kill "$(cat "$dir/$f.pid")" 2>/dev/null || true
+    done
+    for i in $(seq 1 40); do
+      pids=$(tb_node_pids "$name")
+      [ -n "$pids" ] || break
+      # shellcheck disable=SC2086
+      kill -9 $pids 2>/dev/null || true
+      sleep 0.25
+    done
+    [ -z "$pids" ] || tb_log "warning: $name: processes still alive: $pids"
+    for f in net mnt uts; do
+      ! mountpoint -q "$TB_RUN/ns/$name.$f" 2>/dev/null || umount "$TB_RUN/ns/$name.$f" || true
+    done
+    for cg in /sys/fs/cgroup/*/kt-"$name"; do
+      [ -d "$cg" ] || continue
+      # Removing a cgroup can race with its last task exiting: retry briefly.
+      for i in $(seq 1 20); do
+        find "$cg" -depth -type d -exec rmdir {} \; 2>/dev/null || true
+        [ -d "$cg" ] || break
+        sleep 0.25
+      done
+      [ ! -d "$cg" ] || tb_log "warning: could not remove cgroup $cg"
+    done
+  done
+  ! mountpoint -q "$TB_RUN/ns/lan.net" 2>/dev/null || umount "$TB_RUN/ns/lan.net" || true
+  ! mountpoint -q "$TB_RUN/ns" 2>/dev/null || umount "$TB_RUN/ns" || true
+  if [ -s "$TB_RUN/sysctls" ]; then
+    while read -r s v; do
+      [ "$(cat "/proc/sys/$s")" = "$v" ] || echo "$v" >"/proc/sys/$s" || tb_log "warning: could not restore $s"
+    done <"$TB_RUN/sysctls"
+  fi
+  rm -rf "$TB_RUN"
+}

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Runs a named testbed scenario against real Kubernetes components on this machine (as root).
+#
+#   testbed/scenario.sh NAME [--kubeadm PATH] [--keep-logs DIR]
+#   testbed/scenario.sh --list
+#
+# NAME is a file testbed/scenarios/NAME.sh. --kubeadm picks the kubeadm binary under test (default:
+# the upstream v1.25.16 build in the cache). Missing upstream binaries and images are built first.
+# The nodes, mounts and processes are always torn down at the end, pass or fail; with --keep-logs
+# the node logs are copied to DIR first.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+usage() { sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+[ $# -ge 1 ] || usage
+if [ "$1" = --list ]; then
+  for f in "$here"/scenarios/*.sh; do basename "$f" .sh; done
+  exit 0
+fi
+name=$1
+shift
+kubeadm=""
+keep=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --kubeadm) kubeadm=$(readlink -f "$2"); shift 2 ;;
+    --keep-logs) keep=$(readlink -f "$2"); shift 2 ;;
+    *) usage ;;
+  esac
+done
+script=$here/scenarios/$name.sh
+[ -f "$script" ] || { echo "no such scenario: $name (see --list)" >&2; exit 2; }
+
+# shellcheck source=lib/node.sh
+. "$here/lib/node.sh"
+"$here/upstream/build.sh" all
+"$here/images/build.sh"
+[ -n "$kubeadm" ] || kubeadm=$TB_UPSTREAM/kubeadm
+[ -x "$kubeadm" ] || tb_die "kubeadm binary not executable: $kubeadm"
+
+finish() {
+  local rc=$?
+  trap - EXIT INT TERM
+  if [ -n "$keep" ] && [ -d "$TB_RUN" ]; then
+    mkdir -p "$keep"
+    (cd "$TB_RUN" && find . -maxdepth 2 -name '*.log' -exec cp --parents {} "$keep/" \;) || true
+    for ns in "$TB_RUN"/ns/node*.mnt; do
+      [ -e "$ns" ] || continue
+      n=$(basename "$ns" .mnt)
+      mkdir -p "$keep/$n"
+      tb_node_exec "${n#node}" tar -C /var/log -cf - pods 2>/dev/null | tar -C "$keep/$n" -xf - 2>/dev/null || true
+    done
+  fi
+  tb_log "tearing down"
+  tb_teardown
+  tb_assert_clean || rc=1
+  if [ "$rc" = 0 ]; then
+    tb_log "scenario $name PASSED in $(($(date +%s) - start))s"
+  else
+    tb_log "scenario $name FAILED (rc=$rc) after $(($(date +%s) - start))s"
+  fi
+  exit "$rc"
+}
+
+# After teardown nothing of the testbed may remain on the machine.
+tb_assert_clean() {
+  local bad=0
+  [ ! -e "$TB_RUN" ] || { tb_log "leftover: $TB_RUN"; bad=1; }
+  if ls -d /sys/fs/cgroup/*/kt-node* >/dev/null 2>&1; then tb_log "leftover cgroups"; bad=1; fi
+  if grep -q "kt-node\|$TB_RUN" /proc/self/mountinfo; then tb_log "leftover mounts"; bad=1; fi
+  return "$bad"
+}
+
+start=$(date +%s)
+trap finish EXIT
+trap 'exit 130' INT TERM
+tb_log "scenario $name with kubeadm $kubeadm ($("$kubeadm" version -o short 2>/dev/null || echo '?'))"
+tb_setup "$kubeadm"
+# shellcheck source=scenarios/init-join-reset.sh
+. "$script"
