@@ -205,6 +205,18 @@ fn bad_flag_combinations_fail_like_upstream() {
             failures.push(format!("{line}: upstream accepts it"));
             continue;
         }
+        // Nothing may be left behind by a refused command (the run's HOME and working directory).
+        let left: Vec<_> = std::fs::read_dir(tmp.path())
+            .expect("tmp")
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        if !left.is_empty() {
+            failures.push(format!("{line}: left {left:?}"));
+            for p in left {
+                let _ = std::fs::remove_dir_all(&p).or_else(|_| std::fs::remove_file(&p));
+            }
+        }
         if us.stderr.contains("is not implemented yet in kubeadm-rs") {
             // Honest about what is missing; counted, not compared.
             continue;
