@@ -15,7 +15,7 @@
 
 use crate::command::{Action, Tree, WorkflowKind};
 use crate::execute::Invocation;
-use crate::{config_cmd, init_cmd, mixed_args, secrets, version};
+use crate::{addon_cmd, config_cmd, init_cmd, mixed_args, secrets, version};
 
 /// What a handler writes to standard output.
 pub(crate) type Output = String;
@@ -144,6 +144,9 @@ fn run_phase(
         return Ok(());
     }
     if let (WorkflowKind::Init, Action::Phase { selector, .. }) = (workflow, &inv.command.action) {
+        if addon_cmd::wants_print(selector, inv) {
+            return addon_cmd::print(selector, inv, out);
+        }
         return init_cmd::run(inv, std::slice::from_ref(selector));
     }
     if matches!(workflow, WorkflowKind::Join) {

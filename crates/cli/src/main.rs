@@ -5,6 +5,7 @@
 //! → `execute` (cobra's resolution: help, argument rules) → `dispatch` (handlers). Output is
 //! written with errors ignored on a closed pipe (`kubeadm completion bash | head` must not panic).
 
+mod addon_cmd;
 mod command;
 mod command_tree;
 mod complete;

@@ -114,3 +114,91 @@ fn control_plane_and_etcd_manifests_match_upstream() {
         failures.join("\n")
     );
 }
+
+/// Strips klog headers and the lines that differ by design (upstream's network lookups of version
+/// labels, which we resolve offline).
+fn stderr_core(s: &str) -> Vec<String> {
+    s.lines()
+        .map(|l| match l.find("] ") {
+            Some(i) if l.len() > 5 && l.as_bytes()[1..5].iter().all(u8::is_ascii_digit) => {
+                l[i + 2..].to_string()
+            }
+            _ => l.to_string(),
+        })
+        .filter(|l| {
+            !l.contains("could not fetch a Kubernetes version from the internet")
+                && !l.contains("falling back to the local client version")
+        })
+        .collect()
+}
+
+#[test]
+fn addon_print_manifest_matches_upstream() {
+    let ours = PathBuf::from(env!("CARGO_BIN_EXE_kubeadm"));
+    let tmp = tempfile::tempdir().expect("tmp");
+    let cfg = corpus().join("valid/04-dual-stack.yaml");
+    let cfg = cfg.to_str().expect("utf8");
+    let cases: &[&[&str]] = &[
+        &["coredns"],
+        &["kube-proxy"],
+        &[
+            "all",
+            "--service-cidr",
+            "10.10.0.0/16",
+            "--pod-network-cidr",
+            "10.20.0.0/16",
+        ],
+        &["kube-proxy", "--control-plane-endpoint", "cp.example:9443"],
+        &[
+            "kube-proxy",
+            "--apiserver-advertise-address",
+            "2001:db8::5",
+            "--apiserver-bind-port",
+            "7443",
+        ],
+        &[
+            "coredns",
+            "--image-repository",
+            "k8s.gcr.io",
+            "--kubernetes-version",
+            "v1.24.2",
+        ],
+        &[
+            "coredns",
+            "--service-dns-domain",
+            "corp.internal",
+            "--feature-gates",
+            "PublicKeysECDSA=true",
+        ],
+        // Upstream refuses --config with --print-manifest.
+        &["coredns", "--config", cfg],
+    ];
+    let mut failures = Vec::new();
+    for case in cases {
+        let mut args = vec!["init", "phase", "addon"];
+        args.extend_from_slice(case);
+        args.push("--print-manifest");
+        let up = run(&upstream_kubeadm(), &args, tmp.path(), &[]);
+        let us = run(&ours, &args, tmp.path(), &[]);
+        if (up.code, &up.stdout) != (us.code, &us.stdout)
+            || stderr_core(&up.stderr) != stderr_core(&us.stderr)
+        {
+            failures.push(format!(
+                "{args:?}: exit {} vs {}\n{}{}",
+                up.code,
+                us.code,
+                diff(&up.stdout, &us.stdout),
+                diff(
+                    &stderr_core(&up.stderr).join("\n"),
+                    &stderr_core(&us.stderr).join("\n")
+                )
+            ));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} differences:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
