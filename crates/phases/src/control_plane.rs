@@ -6,13 +6,35 @@ use kubeadm_workflow::PhaseError;
 
 use crate::InitData;
 
-/// `control-plane`: announces the manifest folder.
+/// `control-plane`: announces the manifest folder, and, when patches are given, applies them to all
+/// three manifests before any is written: a bad patch then leaves the manifest folder as it was
+/// (upstream writes the manifests one by one and can stop half way).
 pub(crate) fn run_parent(data: &mut InitData) -> Result<(), PhaseError> {
     data.say(&format!(
         "[control-plane] Using manifest folder {:?}",
         data.manifest_dir.display().to_string()
     ));
+    if let Some(pm) = &data.patches {
+        for component in Component::ALL {
+            let pod = build(data, component);
+            pm.patch_static_pod(&pod)
+                .map_err(|source| ControlPlaneError::Patch {
+                    component: pod.name.clone(),
+                    source,
+                })?;
+        }
+    }
     Ok(())
+}
+
+fn build(data: &InitData, component: Component) -> StaticPod {
+    manifests::control_plane_pod(
+        component,
+        &data.cfg.cluster,
+        &data.cfg.init.local_api_endpoint,
+        &data.cfg.resolved,
+        &data.manifest_facts,
+    )
 }
 
 pub(crate) fn run_apiserver(data: &mut InitData) -> Result<(), PhaseError> {
@@ -63,13 +85,7 @@ fn create(data: &mut InitData, component: Component) -> Result<(), PhaseError> {
     if manifests::rootless::enabled(&data.cfg.cluster) {
         return Err(Box::new(ControlPlaneError::Rootless));
     }
-    let pod = manifests::control_plane_pod(
-        component,
-        &data.cfg.cluster,
-        &data.cfg.init.local_api_endpoint,
-        &data.cfg.resolved,
-        &data.manifest_facts,
-    );
+    let pod = build(data, component);
     write_static_pod(data, pod)
 }
 
