@@ -6,5 +6,6 @@
 //! Depends on kubeadm-api only.
 pub mod cri;
 pub mod fs;
+pub mod init_system;
 pub mod keygen;
 pub mod report;

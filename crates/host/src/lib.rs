@@ -4,6 +4,7 @@
 //! Depends on kubeadm-api and kubeadm-effects; heavy dependencies (kube, etcd, gRPC) live only here.
 pub mod cri;
 pub mod fs;
+pub mod init_system;
 pub mod keygen;
 pub mod probe;
 pub mod report;
