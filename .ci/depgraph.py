@@ -33,6 +33,9 @@ for name, pkg in members.items():
             is_dev = dep.get("kind") == "dev"
             if d == "kubeadm-testkit" and is_dev:
                 continue
+            # Tests of the real effects may build their inputs with the pure crates.
+            if is_dev and name == "kubeadm-host" and d in {"kubeadm-yaml", "kubeadm-api", "kubeadm-core"}:
+                continue
             if d not in ALLOWED[name]:
                 bad.append(f"{name} -> {d}: not allowed")
         if name in PURE and d in HOST_ONLY and dep.get("kind") != "dev":

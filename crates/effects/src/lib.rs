@@ -4,6 +4,7 @@
 //! the recording fake (kubeadm-testkit). All user-visible output goes through the reporter defined here.
 //!
 //! Depends on kubeadm-api only.
+pub mod cluster;
 pub mod cri;
 pub mod fs;
 pub mod init_system;

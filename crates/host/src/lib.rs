@@ -2,6 +2,7 @@
 //!
 //! The only crate that touches the file system, the network, processes, the environment and the clock.
 //! Depends on kubeadm-api and kubeadm-effects; heavy dependencies (kube, etcd, gRPC) live only here.
+pub mod cluster;
 pub mod cri;
 pub mod fs;
 pub mod init_system;

@@ -3,4 +3,5 @@
 //!
 //! A dev-dependency only; never linked into the kubeadm binary.
 
+pub mod apiserver;
 pub mod oracle;

@@ -1,0 +1,358 @@
+//! The real API server client: kube-rs over rustls (aws-lc-rs), configured from a kubeconfig file
+//! such as `admin.conf` — server, CA and client certificate from the file, TLS verification on.
+//!
+//! **Sync over async.** The phases are synchronous, so [`KubeCluster`] owns a current-thread tokio
+//! runtime and blocks on it for each call. Unlike the CRI client, which builds a runtime per call,
+//! the runtime lives as long as the client: kube's `Client` runs its request buffer as a task on the
+//! runtime it was built in, so the two must stay together. (When the caller is itself inside a
+//! tokio runtime, where `block_on` would panic, the call runs on a scoped thread.)
+//!
+//! **Objects are JSON.** Requests are built with kube's `Request` builder on REST paths made from
+//! the [`Resource`] (`/api/v1/namespaces/<ns>/configmaps`, `/apis/<group>/<version>/...`), bodies
+//! and answers are `serde_json::Value`, so any kind works without a typed struct and the object
+//! sent is exactly the one the core built.
+//!
+//! **Errors.** An error Status becomes the matching [`ClusterError`] with the API server's message;
+//! a failed connection (refused, reset, timed out) becomes [`ClusterError::Unavailable`] naming the
+//! call and the URL.
+
+use std::future::Future;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use kube::api::{DeleteParams, GetParams, ListParams, Patch, PatchParams, PostParams, PropagationPolicy};
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::core::Request;
+use kubeadm_effects::cluster::{
+    Call, Cluster, ClusterError, ListOptions, PatchType, Propagation, Resource, Verb, object_key,
+};
+use serde_json::Value;
+
+/// How long one request may take before it counts as unavailable (client-go's kubeadm clients
+/// have no overall timeout; a bound keeps a hung server from hanging `init`).
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Why a client could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    /// The kubeconfig could not be read or used.
+    #[error("failed to load admin kubeconfig {path}: {message}")]
+    Kubeconfig {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        message: String,
+    },
+    /// The I/O runtime or the HTTP client could not be set up.
+    #[error("failed to create API client from {path}: {message}")]
+    Client {
+        /// The kubeconfig file.
+        path: PathBuf,
+        /// Why.
+        message: String,
+    },
+}
+
+/// The API server named by a kubeconfig.
+pub struct KubeCluster {
+    runtime: tokio::runtime::Runtime,
+    client: kube::Client,
+    server: String,
+}
+
+impl std::fmt::Debug for KubeCluster {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KubeCluster")
+            .field("server", &self.server)
+            .finish()
+    }
+}
+
+impl KubeCluster {
+    /// A client for the cluster, user and context the kubeconfig file selects.
+    pub fn from_kubeconfig(path: &Path) -> Result<Self, ClientError> {
+        // kube reaches rustls through the process-wide provider; aws-lc-rs is the only one built.
+        // An error only means some other part of the process installed it first.
+        let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
+        let kubeconfig = Kubeconfig::read_from(path).map_err(|e| ClientError::Kubeconfig {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| ClientError::Client {
+                path: path.to_path_buf(),
+                message: format!("cannot start the I/O runtime: {e}"),
+            })?;
+        let client = block_on(&runtime, async {
+            let mut config = kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
+                .await
+                .map_err(|e| ClientError::Kubeconfig {
+                    path: path.to_path_buf(),
+                    message: e.to_string(),
+                })?;
+            config.connect_timeout = Some(Duration::from_secs(10));
+            config.read_timeout = Some(REQUEST_TIMEOUT);
+            config.write_timeout = Some(REQUEST_TIMEOUT);
+            let server = config.cluster_url.to_string();
+            let client = kube::Client::try_from(config).map_err(|e| ClientError::Client {
+                path: path.to_path_buf(),
+                message: e.to_string(),
+            })?;
+            Ok::<_, ClientError>((client, server))
+        })
+        .map_err(|e| ClientError::Client {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })??;
+        Ok(Self {
+            runtime,
+            client: client.0,
+            server: client.1.trim_end_matches('/').to_string(),
+        })
+    }
+
+    /// The API server's URL.
+    pub fn server(&self) -> &str {
+        &self.server
+    }
+
+    fn run<T: Send>(
+        &self,
+        call: &Call,
+        future: impl Future<Output = Result<T, kube::Error>> + Send,
+    ) -> Result<T, ClusterError> {
+        let result = block_on(&self.runtime, future).map_err(|e| ClusterError::Client {
+            call: Box::new(call.clone()),
+            message: format!("cannot run the request: {e}"),
+        })?;
+        result.map_err(|e| self.classify(call, e))
+    }
+
+    fn classify(&self, call: &Call, error: kube::Error) -> ClusterError {
+        match error {
+            kube::Error::Api(status) => {
+                ClusterError::from_status(call.clone(), status.code, &status.reason, &status.message)
+            }
+            e @ (kube::Error::HyperError(_) | kube::Error::Service(_)) => ClusterError::Unavailable {
+                call: Box::new(call.clone()),
+                message: format!("{}: {}", self.url(call), chain(&e)),
+            },
+            other => ClusterError::Client {
+                call: Box::new(call.clone()),
+                message: chain(&other),
+            },
+        }
+    }
+
+    fn url(&self, call: &Call) -> String {
+        let mut url = format!(
+            "{}{}",
+            self.server,
+            collection_path(&call.resource, &call.namespace)
+        );
+        if !call.name.is_empty() {
+            url.push('/');
+            url.push_str(&call.name);
+        }
+        url
+    }
+
+    fn request(&self, call: &Call) -> Request {
+        Request::new(collection_path(&call.resource, &call.namespace))
+    }
+
+    fn body(call: &Call, object: &Value) -> Result<Vec<u8>, ClusterError> {
+        serde_json::to_vec(object).map_err(|e| ClusterError::Client {
+            call: Box::new(call.clone()),
+            message: format!("cannot encode the object: {e}"),
+        })
+    }
+
+    fn build_error(call: &Call, e: impl std::fmt::Display) -> ClusterError {
+        ClusterError::Client {
+            call: Box::new(call.clone()),
+            message: format!("cannot build the request: {e}"),
+        }
+    }
+}
+
+/// Sends a request built by kube's `Request` builder and reads the answer as JSON. A macro rather
+/// than a method: the builder's `http::Request` type cannot be named without another dependency.
+macro_rules! send {
+    ($self:expr, $call:expr, $built:expr) => {{
+        let call: &Call = $call;
+        match $built {
+            Err(e) => Err(KubeCluster::build_error(call, e)),
+            Ok(request) => {
+                let client = $self.client.clone();
+                $self.run(call, async move { client.request::<Value>(request).await })
+            }
+        }
+    }};
+}
+
+/// The REST path of a resource's collection, in a namespace or cluster-wide.
+fn collection_path(resource: &Resource, namespace: &str) -> String {
+    // Non-resource paths (`/healthz`) have no version.
+    if resource.version.is_empty() {
+        return format!("/{}", resource.plural);
+    }
+    let mut path = if resource.group.is_empty() {
+        format!("/api/{}", resource.version)
+    } else {
+        format!("/apis/{}/{}", resource.group, resource.version)
+    };
+    if !namespace.is_empty() {
+        path.push_str("/namespaces/");
+        path.push_str(namespace);
+    }
+    path.push('/');
+    path.push_str(&resource.plural);
+    path
+}
+
+/// An error and its sources, `: `-joined (hyper's errors say little at the top level).
+fn chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(e) = source {
+        let s = e.to_string();
+        if !text.contains(&s) {
+            text.push_str(": ");
+            text.push_str(&s);
+        }
+        source = e.source();
+    }
+    text
+}
+
+/// Blocks on `future` in `runtime`; on a scoped thread when the caller is inside a tokio runtime.
+fn block_on<F>(runtime: &tokio::runtime::Runtime, future: F) -> io::Result<F::Output>
+where
+    F: Future + Send,
+    F::Output: Send,
+{
+    if tokio::runtime::Handle::try_current().is_err() {
+        return Ok(runtime.block_on(future));
+    }
+    std::thread::scope(|scope| match scope.spawn(|| runtime.block_on(future)).join() {
+        Ok(output) => Ok(output),
+        Err(panic) => std::panic::resume_unwind(panic),
+    })
+}
+
+impl Cluster for KubeCluster {
+    fn get(&self, resource: &Resource, namespace: &str, name: &str) -> Result<Value, ClusterError> {
+        let call = Call::new(Verb::Get, resource, resource.scope(namespace), name);
+        send!(self, &call, self.request(&call).get(name, &GetParams::default()))
+    }
+
+    fn list(
+        &self,
+        resource: &Resource,
+        namespace: &str,
+        options: &ListOptions,
+    ) -> Result<Vec<Value>, ClusterError> {
+        let call = Call::new(Verb::List, resource, resource.scope(namespace), "");
+        let mut params = ListParams::default();
+        if !options.label_selector.is_empty() {
+            params = params.labels(&options.label_selector);
+        }
+        if !options.field_selector.is_empty() {
+            params = params.fields(&options.field_selector);
+        }
+        let list = send!(self, &call, self.request(&call).list(&params))?;
+        match list.get("items") {
+            Some(Value::Array(items)) => Ok(items.clone()),
+            Some(Value::Null) | None => Ok(Vec::new()),
+            Some(_) => Err(ClusterError::Client {
+                call: Box::new(call),
+                message: "the list's items are not an array".to_string(),
+            }),
+        }
+    }
+
+    fn create(&self, resource: &Resource, object: &Value) -> Result<Value, ClusterError> {
+        let (namespace, name) = object_key(object);
+        let call = Call::new(Verb::Create, resource, resource.scope(namespace), name);
+        let body = Self::body(&call, object)?;
+        send!(
+            self,
+            &call,
+            self.request(&call).create(&PostParams::default(), body)
+        )
+    }
+
+    fn update(&self, resource: &Resource, object: &Value) -> Result<Value, ClusterError> {
+        let (namespace, name) = object_key(object);
+        let call = Call::new(Verb::Update, resource, resource.scope(namespace), name);
+        let body = Self::body(&call, object)?;
+        send!(
+            self,
+            &call,
+            self.request(&call).replace(name, &PostParams::default(), body)
+        )
+    }
+
+    fn patch(
+        &self,
+        resource: &Resource,
+        namespace: &str,
+        name: &str,
+        patch_type: PatchType,
+        patch: &Value,
+    ) -> Result<Value, ClusterError> {
+        let call = Call::new(Verb::Patch, resource, resource.scope(namespace), name);
+        let params = PatchParams::default();
+        let request = self.request(&call);
+        let built = match patch_type {
+            PatchType::Strategic => request.patch(name, &params, &Patch::Strategic(patch)),
+            PatchType::Merge => request.patch(name, &params, &Patch::Merge(patch)),
+            PatchType::Json => {
+                let ops: json_patch::Patch =
+                    serde_json::from_value(patch.clone()).map_err(|e| ClusterError::Client {
+                        call: Box::new(call.clone()),
+                        message: format!("not a JSON patch: {e}"),
+                    })?;
+                request.patch(name, &params, &Patch::<()>::Json(ops))
+            }
+        };
+        send!(self, &call, built)
+    }
+
+    fn delete(
+        &self,
+        resource: &Resource,
+        namespace: &str,
+        name: &str,
+        propagation: Option<Propagation>,
+    ) -> Result<(), ClusterError> {
+        let call = Call::new(Verb::Delete, resource, resource.scope(namespace), name);
+        let params = DeleteParams {
+            propagation_policy: propagation.map(|p| match p {
+                Propagation::Foreground => PropagationPolicy::Foreground,
+                Propagation::Background => PropagationPolicy::Background,
+                Propagation::Orphan => PropagationPolicy::Orphan,
+            }),
+            ..DeleteParams::default()
+        };
+        send!(self, &call, self.request(&call).delete(name, &params)).map(|_| ())
+    }
+
+    fn healthy(&self) -> Result<bool, ClusterError> {
+        let call = Call::new(Verb::Get, &Resource::new("", "", "healthz"), "", "");
+        let request = Request::new("")
+            .get("healthz", &GetParams::default())
+            .map_err(|e| Self::build_error(&call, e))?;
+        let client = self.client.clone();
+        match self.run(&call, async move { client.request_text(request).await }) {
+            Ok(body) => Ok(body.trim() == "ok"),
+            Err(e @ (ClusterError::Unavailable { .. } | ClusterError::Client { .. })) => Err(e),
+            // An error status: up, not healthy yet.
+            Err(_) => Ok(false),
+        }
+    }
+}
