@@ -7,6 +7,7 @@
 pub mod cluster;
 pub mod cri;
 pub mod fs;
+pub mod host_probe;
 pub mod init_system;
 pub mod keygen;
 pub mod report;

@@ -13,6 +13,7 @@ use kubeadm_workflow::PhaseError;
 
 pub mod init;
 pub mod join;
+pub mod preflight;
 pub mod reset;
 pub mod upgrade_node;
 
