@@ -56,8 +56,13 @@ impl ApiServer {
     /// Brings up etcd and kube-apiserver and waits until `/readyz` answers 200. Panics with the
     /// processes' log tails when they do not come up within a minute.
     pub fn start() -> ApiServer {
+        Self::start_with(&upstream_kubeadm())
+    }
+
+    /// Like [`ApiServer::start`], with the certificates, kubeconfig and manifests written by the
+    /// given `kubeadm` binary: with ours, etcd and kube-apiserver become real consumers of our PKI.
+    pub fn start_with(kubeadm: &std::path::Path) -> ApiServer {
         let began = Instant::now();
-        let kubeadm = upstream_kubeadm();
         let etcd_bin = upstream_bin("etcd");
         let apiserver_bin = upstream_bin("kube-apiserver");
         let dir = tempfile::Builder::new()
@@ -79,14 +84,15 @@ impl ApiServer {
             let mut args = vec!["--rootfs", &rootfs, "init", "phase"];
             args.extend_from_slice(phase);
             args.extend_from_slice(&["--config", "/kubeadm.yaml"]);
-            let out = Command::new(&kubeadm)
+            let out = Command::new(kubeadm)
                 .args(&args)
                 .env_clear()
                 .output()
-                .expect("run upstream kubeadm");
+                .expect("run kubeadm");
             assert!(
                 out.status.success(),
-                "upstream kubeadm {}: {}{}",
+                "{} {}: {}{}",
+                kubeadm.display(),
                 args.join(" "),
                 String::from_utf8_lossy(&out.stdout),
                 String::from_utf8_lossy(&out.stderr)
