@@ -202,3 +202,109 @@ fn addon_print_manifest_matches_upstream() {
         failures.join("\n")
     );
 }
+
+/// A config whose InitConfiguration points at `/patches` (patches cannot be mixed with --config as a flag).
+const PATCHES_CONFIG: &str = "apiVersion: kubeadm.k8s.io/v1beta3\nkind: InitConfiguration\npatches:\n  directory: /patches\n---\napiVersion: kubeadm.k8s.io/v1beta3\nkind: ClusterConfiguration\n";
+
+#[test]
+fn bad_patches_fail_like_upstream_and_leave_manifests_as_they_were() {
+    let ours = PathBuf::from(env!("CARGO_BIN_EXE_kubeadm"));
+    // (name, patch file, content, what our error must name)
+    let cases: &[(&str, &str, &str, &str)] = &[
+        (
+            "malformed yaml",
+            "kube-apiserver.yaml",
+            "spec: [unclosed",
+            "kube-apiserver",
+        ),
+        (
+            "unknown patch type",
+            "kube-apiserver+foo.yaml",
+            "metadata: {labels: {a: b}}",
+            "unknown or missing patch type",
+        ),
+        (
+            "bad json op",
+            "kube-scheduler+json.json",
+            r#"[{"op": "frobnicate", "path": "/x"}]"#,
+            "frobnicate",
+        ),
+        (
+            "json remove of nothing",
+            "kube-scheduler+json.json",
+            r#"[{"op": "remove", "path": "/spec/nope"}]"#,
+            "/spec/nope",
+        ),
+        (
+            "patch breaks the pod",
+            "kube-scheduler.yaml",
+            r#"spec: {containers: "notalist"}"#,
+            "spec.containers",
+        ),
+        (
+            "wrong field type",
+            "kube-controller-manager+merge.yaml",
+            r#"spec: {hostNetwork: "yes please"}"#,
+            "hostNetwork",
+        ),
+        (
+            "json patch not a list",
+            "kube-apiserver+json.yaml",
+            "op: add",
+            "kube-apiserver",
+        ),
+        (
+            "merge patch not a map",
+            "kube-scheduler+merge.json",
+            "[1, 2]",
+            "kube-scheduler",
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (name, file, content, key) in cases {
+        let mut codes = Vec::new();
+        for bin in [upstream_kubeadm(), ours.clone()] {
+            let root = tempfile::tempdir().expect("root");
+            std::fs::write(root.path().join("c.yaml"), PATCHES_CONFIG).expect("config");
+            std::fs::create_dir(root.path().join("patches")).expect("patches dir");
+            let rootfs = root.path().to_str().expect("utf8");
+            let args = [
+                "--rootfs",
+                rootfs,
+                "init",
+                "phase",
+                "control-plane",
+                "all",
+                "--config",
+                "/c.yaml",
+            ];
+            // A good run first, so there is something to keep.
+            let good = run(&bin, &args, root.path(), &[]);
+            assert_eq!(good.code, 0, "{}", good.stderr);
+            let before = tree(root.path());
+            std::fs::write(root.path().join("patches").join(file), content).expect("patch");
+            let r = run(&bin, &args, root.path(), &[]);
+            codes.push(r.code);
+            if bin == ours {
+                if tree(root.path()) != before {
+                    failures.push(format!("{name}: our manifests changed"));
+                }
+                if !r.stderr.contains(key) {
+                    failures.push(format!("{name}: our error lacks {key:?}: {}", r.stderr));
+                }
+            }
+        }
+        if codes[0] == 0 || codes[0] != codes[1] {
+            failures.push(format!(
+                "{name}: exit codes upstream {} ours {}",
+                codes[0], codes[1]
+            ));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} problems:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}

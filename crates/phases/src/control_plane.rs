@@ -56,7 +56,7 @@ pub(crate) enum ControlPlaneError {
     #[error("the RootlessControlPlane feature gate is not implemented yet in kubeadm-rs")]
     Rootless,
     /// A patch could not be applied.
-    #[error("failed to patch static Pod manifest file for {component:?}: {source}")]
+    #[error("failed to patch static Pod manifest file for {component:?}: {}", .source.detailed())]
     Patch {
         /// The component.
         component: String,

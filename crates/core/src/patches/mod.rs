@@ -105,6 +105,15 @@ impl PatchError {
         }
     }
 
+    /// Upstream's message, followed by the patch file at fault when one is known (upstream's own
+    /// messages do not always name it).
+    pub fn detailed(&self) -> String {
+        match self.file() {
+            Some(file) => format!("{self}\n(in patch file {file:?})"),
+            None => self.to_string(),
+        }
+    }
+
     /// The patch file at fault, when one is.
     pub fn file(&self) -> Option<&str> {
         match self {
