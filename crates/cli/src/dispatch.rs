@@ -15,7 +15,7 @@
 
 use crate::command::{Action, Tree, WorkflowKind};
 use crate::execute::Invocation;
-use crate::{addon_cmd, config_cmd, init_cmd, mixed_args, secrets, version};
+use crate::{addon_cmd, certs_cmd, config_cmd, init_cmd, kubeconfig_cmd, mixed_args, secrets, version};
 
 /// What a handler writes to standard output.
 pub(crate) type Output = String;
@@ -72,6 +72,20 @@ const HANDLERS: &[(&str, Handler)] = &[
     ("kubeadm config print", missing_subcommand),
     ("kubeadm config images", missing_subcommand),
     ("kubeadm certs renew", missing_subcommand),
+    ("kubeadm certs check-expiration", certs_cmd::check_expiration),
+    ("kubeadm certs generate-csr", certs_cmd::generate_csr),
+    ("kubeadm certs renew all", certs_cmd::renew),
+    ("kubeadm certs renew admin.conf", certs_cmd::renew),
+    ("kubeadm certs renew apiserver", certs_cmd::renew),
+    ("kubeadm certs renew apiserver-etcd-client", certs_cmd::renew),
+    ("kubeadm certs renew apiserver-kubelet-client", certs_cmd::renew),
+    ("kubeadm certs renew controller-manager.conf", certs_cmd::renew),
+    ("kubeadm certs renew etcd-healthcheck-client", certs_cmd::renew),
+    ("kubeadm certs renew etcd-peer", certs_cmd::renew),
+    ("kubeadm certs renew etcd-server", certs_cmd::renew),
+    ("kubeadm certs renew front-proxy-client", certs_cmd::renew),
+    ("kubeadm certs renew scheduler.conf", certs_cmd::renew),
+    ("kubeadm kubeconfig user", kubeconfig_cmd::user),
     ("kubeadm init", run_init),
     ("kubeadm join", check_mixed_then_pending),
     ("kubeadm token create", check_mixed_then_pending),

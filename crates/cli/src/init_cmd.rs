@@ -24,8 +24,17 @@ pub(crate) fn run(inv: &Invocation<'_>, filter: &[String]) -> Result<(), Command
     if filter.is_empty() && skip.is_empty() {
         skip = opts.cfg.init.skip_phases.clone();
     }
+    let workflow = kubeadm_phases::init_workflow();
     let mut data = context(inv, opts)?;
-    kubeadm_phases::init_workflow()
+    // The phases that will run, so the `certs` phase can generate every key they need at once.
+    data.planned = workflow
+        .plan(filter, &skip)
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|(selector, selected)| selected.then_some(selector))
+        .collect();
+    kubeadm_phases::detect_external_ca(&mut data).map_err(|e| CommandError::Failed(e.to_string()))?;
+    workflow
         .run(&mut data, filter, &skip)
         .map_err(|e| CommandError::Failed(e.to_string()))
 }
@@ -70,8 +79,23 @@ fn context(inv: &Invocation<'_>, opts: InitOptions) -> Result<InitData, CommandE
         manifest_facts,
         fs,
         reporter: Box::new(rep),
+        keygen: Box::new(kubeadm_host::keygen::AwsLcKeyGen),
+        keys: kubeadm_phases::KeyPool::default(),
+        now: unix_now(),
+        random: rand::random::<u64>,
+        planned: Default::default(),
+        external_ca: false,
+        period_checked: Default::default(),
         cfg: opts.cfg,
     })
+}
+
+/// The current time as Unix seconds (the one clock read of a run).
+pub(crate) fn unix_now() -> i64 {
+    match std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
+        Ok(d) => i64::try_from(d.as_secs()).unwrap_or(i64::MAX),
+        Err(e) => -i64::try_from(e.duration().as_secs()).unwrap_or(i64::MAX),
+    }
 }
 
 /// Reads every regular file under a patch directory, subdirectories included (upstream walks the
@@ -107,5 +131,5 @@ fn read_patches(fs: &dyn Fs, dir: &str) -> Result<PatchManager, CommandError> {
         }
     }
     files.sort_by(|a, b| a.path.cmp(&b.path));
-    PatchManager::from_files(dir, &files).map_err(|e| CommandError::Failed(e.to_string()))
+    PatchManager::from_files(dir, &files).map_err(|e| CommandError::Failed(e.detailed()))
 }

@@ -6,6 +6,7 @@
 //! written with errors ignored on a closed pipe (`kubeadm completion bash | head` must not panic).
 
 mod addon_cmd;
+mod certs_cmd;
 mod command;
 mod command_tree;
 mod complete;
@@ -20,6 +21,7 @@ mod help;
 mod host_facts;
 mod init_cmd;
 mod init_options;
+mod kubeconfig_cmd;
 mod mixed_args;
 mod secrets;
 mod version;

@@ -6,7 +6,10 @@ use std::path::PathBuf;
 use kubeadm_api::internal::InitConfig;
 use kubeadm_core::patches::PatchManager;
 use kubeadm_effects::fs::Fs;
+use kubeadm_effects::keygen::KeyGen;
 use kubeadm_effects::report::Reporter;
+
+use crate::certs::KeyPool;
 
 /// What the init phases work from.
 pub struct InitData {
@@ -34,6 +37,23 @@ pub struct InitData {
     pub fs: Box<dyn Fs>,
     /// Where output goes.
     pub reporter: Box<dyn Reporter>,
+    /// Generates private keys (in parallel batches).
+    pub keygen: Box<dyn KeyGen>,
+    /// Keys generated ahead of time by the `certs` and `kubeconfig` parent phases, handed out as
+    /// the sub-phases need them.
+    pub keys: KeyPool,
+    /// The time certificates are issued at, Unix seconds (taken once per run).
+    pub now: i64,
+    /// Source of random 64-bit values for certificate serial numbers.
+    pub random: fn() -> u64,
+    /// The selectors of the phases this run will execute (empty: unknown, no keys are generated
+    /// ahead of time).
+    pub planned: std::collections::BTreeSet<String>,
+    /// The cluster CA certificate is present without its key: the user manages the CA
+    /// (upstream's `UsingExternalCA`, decided once before the phases run).
+    pub external_ca: bool,
+    /// Names whose validity period was already checked (upstream warns once per name).
+    pub period_checked: std::collections::BTreeSet<String>,
 }
 
 impl std::fmt::Debug for InitData {

@@ -17,15 +17,23 @@ pub mod preflight;
 pub mod reset;
 pub mod upgrade_node;
 
+pub mod certs;
 mod context;
 mod control_plane;
 mod etcd;
+pub mod kubeconfig;
 
+pub use certs::{ExternalCaCheck, KeyPool, detect_external_ca, external_ca_check, pki_inputs};
 pub use context::InitData;
 
 /// The `kubeadm init` workflow with the phases implemented so far bound to their run functions.
 pub fn init_workflow() -> kubeadm_workflow::Workflow<InitData> {
     let mut wf = init::workflow();
+    let generated = certs::bindings()
+        .into_iter()
+        .chain(kubeconfig::bindings())
+        .map(|(selector, run)| wf.bind(selector, run))
+        .collect::<Vec<_>>();
     let bound = [
         wf.bind("control-plane", control_plane::run_parent),
         wf.bind("control-plane/apiserver", control_plane::run_apiserver),
@@ -37,7 +45,7 @@ pub fn init_workflow() -> kubeadm_workflow::Workflow<InitData> {
         wf.bind("etcd/local", etcd::run_local),
     ];
     debug_assert!(
-        bound.iter().all(|b| *b),
+        bound.iter().chain(&generated).all(|b| *b),
         "a bound phase is missing from the generated tree"
     );
     wf
