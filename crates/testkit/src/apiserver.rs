@@ -33,6 +33,7 @@ pub struct ApiServer {
     etcd: Option<Child>,
     apiserver: Option<Child>,
     port: u16,
+    etcd_client_port: u16,
     startup: Duration,
 }
 
@@ -142,6 +143,7 @@ impl ApiServer {
         let mut server = ApiServer {
             dir,
             etcd: Some(etcd),
+            etcd_client_port: client,
             apiserver: None,
             port,
             startup: Duration::ZERO,
@@ -156,6 +158,12 @@ impl ApiServer {
         server.wait_ready(&root.join("etc/kubernetes/pki/ca.crt"));
         server.startup = began.elapsed();
         server
+    }
+
+    /// etcd's client URL (`https://127.0.0.1:<port>`), which wants a client certificate signed by
+    /// the etcd CA.
+    pub fn etcd_client_url(&self) -> String {
+        format!("https://127.0.0.1:{}", self.etcd_client_port)
     }
 
     /// The admin kubeconfig (`cluster-admin` client certificate, server `https://127.0.0.1:<port>`).
