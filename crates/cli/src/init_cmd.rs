@@ -6,13 +6,18 @@ use std::path::{Path, PathBuf};
 use kubeadm_core::manifests::{CA_CERTS_EXTRA_PATHS, ManifestHostFacts};
 use kubeadm_core::patches::{PatchFile, PatchManager};
 use kubeadm_effects::fs::{DryRunFs, Fs};
+use kubeadm_effects::init_system::DryRunInitSystem;
 use kubeadm_host::fs::RealFs;
+use kubeadm_host::init_system::HostInitSystem;
 use kubeadm_phases::InitData;
 
 use crate::config_cmd::reporter;
 use crate::dispatch::CommandError;
 use crate::execute::Invocation;
 use crate::init_options::{self, InitOptions};
+
+/// Where the kubelet keeps its files.
+const KUBELET_DIR: &str = "/var/lib/kubelet";
 
 /// Where upstream keeps static pod manifests.
 const MANIFESTS_DIR: &str = "/etc/kubernetes/manifests";
@@ -34,9 +39,16 @@ pub(crate) fn run(inv: &Invocation<'_>, filter: &[String]) -> Result<(), Command
         .filter_map(|(selector, selected)| selected.then_some(selector))
         .collect();
     kubeadm_phases::detect_external_ca(&mut data).map_err(|e| CommandError::Failed(e.to_string()))?;
-    workflow
-        .run(&mut data, filter, &skip)
-        .map_err(|e| CommandError::Failed(e.to_string()))
+    workflow.run(&mut data, filter, &skip).map_err(|e| {
+        // Failed preflight checks exit with code 2, as upstream.
+        let preflight = matches!(&e, kubeadm_workflow::WorkflowError::Phase { source, .. }
+                if source.downcast_ref::<kubeadm_phases::preflight::PreflightError>().is_some());
+        if preflight {
+            CommandError::Preflight(e.to_string())
+        } else {
+            CommandError::Failed(e.to_string())
+        }
+    })
 }
 
 fn context(inv: &Invocation<'_>, opts: InitOptions) -> Result<InitData, CommandError> {
@@ -74,6 +86,18 @@ fn context(inv: &Invocation<'_>, opts: InitOptions) -> Result<InitData, CommandE
         skip_token_print: opts.skip_token_print,
         skip_certificate_key_print: opts.skip_certificate_key_print,
         manifest_dir: PathBuf::from(MANIFESTS_DIR),
+        kubelet_dir: PathBuf::from(KUBELET_DIR),
+        hostname: kubeadm_host::probe::hostname().unwrap_or_default(),
+        init_system: if opts.dry_run {
+            Box::new(DryRunInitSystem::new(HostInitSystem::detect()))
+        } else {
+            Box::new(HostInitSystem::detect())
+        },
+        host_probe: Box::new(kubeadm_host::host_probe::RealHostProbe),
+        runtime: Box::new(
+            kubeadm_host::cri::CriClient::new(&opts.cfg.init.node_registration.cri_socket)
+                .map_err(|e| CommandError::Failed(e.to_string()))?,
+        ),
         kubeconfig_dir: PathBuf::from(&opts.kubeconfig_dir),
         patches,
         manifest_facts,

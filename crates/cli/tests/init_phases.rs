@@ -12,10 +12,10 @@ fn corpus() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/corpus")
 }
 
-/// Every file under `root/etc/kubernetes` with its mode and content.
+/// Every file under `root/etc/kubernetes` and `root/var/lib/kubelet` with its mode and content.
 fn tree(root: &Path) -> BTreeMap<String, (u32, String)> {
     let mut out = BTreeMap::new();
-    let mut pending = vec![root.join("etc/kubernetes")];
+    let mut pending = vec![root.join("etc/kubernetes"), root.join("var/lib/kubelet")];
     while let Some(d) = pending.pop() {
         let Ok(rd) = std::fs::read_dir(&d) else { continue };
         for e in rd.flatten() {
@@ -55,7 +55,7 @@ fn run_in_root(bin: &Path, cfg: &Path, phases: &[&[&str]]) -> (String, BTreeMap<
 }
 
 #[test]
-fn control_plane_and_etcd_manifests_match_upstream() {
+fn control_plane_etcd_and_kubelet_files_match_upstream() {
     assert!(
         std::fs::read_to_string("/proc/self/status").is_ok_and(|s| s
             .lines()
@@ -63,7 +63,7 @@ fn control_plane_and_etcd_manifests_match_upstream() {
         "this test chroots with --rootfs and must run as root"
     );
     let ours = PathBuf::from(env!("CARGO_BIN_EXE_kubeadm"));
-    let phases: &[&[&str]] = &[&["control-plane", "all"], &["etcd", "local"]];
+    let phases: &[&[&str]] = &[&["control-plane", "all"], &["etcd", "local"], &["kubelet-start"]];
     let mut failures = Vec::new();
     let mut compared = 0;
     for name in [
@@ -79,6 +79,9 @@ fn control_plane_and_etcd_manifests_match_upstream() {
         "14-dns-domain.yaml",
         "17-ci-version.yaml",
         "18-ci-version-custom-repo.yaml",
+        "16-kubelet-kubeproxy.yaml",
+        "13-tokens.yaml",
+        "02-init-only.yaml",
     ] {
         let cfg = corpus().join("valid").join(name);
         let (up_out, up_tree) = run_in_root(&upstream_kubeadm(), &cfg, phases);

@@ -705,6 +705,15 @@ mod tests {
             skip_token_print: false,
             skip_certificate_key_print: false,
             manifest_dir: PathBuf::from("/etc/kubernetes/manifests"),
+            kubelet_dir: PathBuf::from("/var/lib/kubelet"),
+            hostname: "node".into(),
+            init_system: Box::new(kubeadm_effects::init_system::DryRunInitSystem::new(
+                kubeadm_host::init_system::HostInitSystem::detect(),
+            )),
+            host_probe: Box::new(kubeadm_effects::host_probe::FakeHost::default()),
+            runtime: Box::new(
+                kubeadm_host::cri::CriClient::new("unix:///nonexistent/cri.sock").expect("endpoint"),
+            ),
             kubeconfig_dir: PathBuf::from("/etc/kubernetes"),
             patches: None,
             manifest_facts: Default::default(),

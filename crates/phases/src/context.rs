@@ -5,7 +5,10 @@ use std::path::PathBuf;
 
 use kubeadm_api::internal::InitConfig;
 use kubeadm_core::patches::PatchManager;
+use kubeadm_effects::cri::Runtime;
 use kubeadm_effects::fs::Fs;
+use kubeadm_effects::host_probe::HostProbe;
+use kubeadm_effects::init_system::InitSystem;
 use kubeadm_effects::keygen::KeyGen;
 use kubeadm_effects::report::Reporter;
 
@@ -27,6 +30,17 @@ pub struct InitData {
     pub skip_certificate_key_print: bool,
     /// Where static pod manifests go (`/etc/kubernetes/manifests`).
     pub manifest_dir: PathBuf,
+    /// Where the kubelet's files go (`/var/lib/kubelet`).
+    pub kubelet_dir: PathBuf,
+    /// This host's name, as `os.Hostname()` gives it (the kubelet gets `--hostname-override` when the
+    /// node name differs).
+    pub hostname: String,
+    /// The init system that runs the kubelet (or the dry-run decorator).
+    pub init_system: Box<dyn InitSystem>,
+    /// What preflight reads from the host.
+    pub host_probe: Box<dyn HostProbe>,
+    /// The container runtime, over CRI.
+    pub runtime: Box<dyn Runtime>,
     /// Where kubeconfig files go (`--kubeconfig-dir`).
     pub kubeconfig_dir: PathBuf,
     /// Patches to apply to what the phases write, read once per run (`--patches`).

@@ -22,6 +22,7 @@ mod context;
 mod control_plane;
 mod etcd;
 pub mod kubeconfig;
+mod kubelet;
 
 pub use certs::{ExternalCaCheck, KeyPool, detect_external_ca, external_ca_check, pki_inputs};
 pub use context::InitData;
@@ -43,6 +44,8 @@ pub fn init_workflow() -> kubeadm_workflow::Workflow<InitData> {
         ),
         wf.bind("control-plane/scheduler", control_plane::run_scheduler),
         wf.bind("etcd/local", etcd::run_local),
+        wf.bind("kubelet-start", kubelet::run_start),
+        wf.bind("preflight", preflight::run_phase),
     ];
     debug_assert!(
         bound.iter().chain(&generated).all(|b| *b),

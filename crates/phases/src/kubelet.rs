@@ -1,0 +1,147 @@
+//! The `kubelet-start` phase: the kubelet's flags file and configuration file, written while the
+//! kubelet is stopped, then the kubelet (re)started through the init system.
+
+use std::path::Path;
+
+use kubeadm_core::kubelet::{self, KubeletFlagsInputs};
+use kubeadm_effects::init_system::InitSystem;
+use kubeadm_workflow::PhaseError;
+
+use crate::InitData;
+
+/// The kubelet's service name.
+const KUBELET: &str = "kubelet";
+
+/// Why the kubelet files could not be written.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum KubeletError {
+    /// No kubelet component config (defaulting always adds one).
+    #[error("no kubelet component config found")]
+    NoConfig,
+    /// A patch could not be applied.
+    #[error(
+        "error writing kubelet configuration to disk: could not apply patches to the KubeletConfiguration: {0}"
+    )]
+    Patch(#[source] kubeadm_core::patches::PatchError),
+    /// A file could not be written.
+    #[error("{what}: failed to write kubelet configuration to the file {path:?}: {source}")]
+    Write {
+        /// Which step.
+        what: &'static str,
+        /// The file.
+        path: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// `kubelet-start`.
+pub(crate) fn run_start(data: &mut InitData) -> Result<(), PhaseError> {
+    if !data.dry_run {
+        data.reporter.info(1, "kubelet.rs", "Stopping the kubelet");
+        try_stop(data);
+    }
+    let flags = kubelet::flags_env(&KubeletFlagsInputs {
+        cluster: &data.cfg.cluster,
+        resolved: &data.cfg.resolved,
+        node_registration: &data.cfg.init.node_registration,
+        hostname: &data.hostname,
+        register_taints_using_flags: false,
+    });
+    let env_path = data.kubelet_dir.join("kubeadm-flags.env");
+    data.say(&format!(
+        "[kubelet-start] Writing kubelet environment file with flags to file {:?}",
+        env_path.display().to_string()
+    ));
+    write(
+        data,
+        &env_path,
+        flags.as_bytes(),
+        "error writing a dynamic environment file for the kubelet",
+    )?;
+
+    let kc = data
+        .cfg
+        .component_configs
+        .kubelet
+        .as_ref()
+        .ok_or(KubeletError::NoConfig)?;
+    let text = match &data.patches {
+        Some(pm) => {
+            let (text, messages) = pm
+                .patch_kubelet_config(&kubelet::config_value(kc))
+                .map_err(KubeletError::Patch)?;
+            for m in messages {
+                data.say(&m);
+            }
+            text
+        }
+        None => kubelet::config_yaml(kc),
+    };
+    let config_path = data.kubelet_dir.join("config.yaml");
+    data.say(&format!(
+        "[kubelet-start] Writing kubelet configuration to file {:?}",
+        config_path.display().to_string()
+    ));
+    write(
+        data,
+        &config_path,
+        text.as_bytes(),
+        "error writing kubelet configuration to disk",
+    )?;
+
+    if !data.dry_run {
+        data.say("[kubelet-start] Starting the kubelet");
+        try_start(data);
+    }
+    Ok(())
+}
+
+fn write(data: &InitData, path: &Path, bytes: &[u8], what: &'static str) -> Result<(), KubeletError> {
+    data.fs
+        .create_dir_all(&data.kubelet_dir, 0o700)
+        .and_then(|()| data.fs.write(path, bytes, 0o644))
+        .map_err(|source| KubeletError::Write {
+            what,
+            path: path.display().to_string(),
+            source,
+        })
+}
+
+/// Upstream's `TryStopKubelet`: best effort, with its messages.
+fn try_stop(data: &InitData) {
+    let init: &dyn InitSystem = &*data.init_system;
+    if init.kind().is_none() {
+        data.say("[kubelet-start] No supported init system detected, won't make sure the kubelet not running for a short period of time while setting up configuration for it.");
+        return;
+    }
+    if !init.service_exists(KUBELET) {
+        data.say("[kubelet-start] Couldn't detect a kubelet service, can't make sure the kubelet not running for a short period of time while setting up configuration for it.");
+    }
+    if let Err(e) = init.service_stop(KUBELET) {
+        data.reporter.warn(
+            "kubelet.rs",
+            &format!("[kubelet-start] WARNING: unable to stop the kubelet service momentarily: [{e}]"),
+        );
+    }
+}
+
+/// Upstream's `TryStartKubelet`: best effort, with its messages.
+fn try_start(data: &InitData) {
+    let init: &dyn InitSystem = &*data.init_system;
+    if init.kind().is_none() {
+        data.say("[kubelet-start] No supported init system detected, won't make sure the kubelet is running properly.");
+        return;
+    }
+    if !init.service_exists(KUBELET) {
+        data.say("[kubelet-start] Couldn't detect a kubelet service, can't make sure the kubelet is running properly.");
+    }
+    if let Err(e) = init.service_restart(KUBELET) {
+        data.reporter.warn(
+            "kubelet.rs",
+            &format!("[kubelet-start] WARNING: unable to start the kubelet service: [{e}]"),
+        );
+        data.say("[kubelet-start] Please ensure kubelet is reloaded and running manually.");
+    }
+}
