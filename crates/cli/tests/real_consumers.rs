@@ -24,6 +24,8 @@ fn etcd_apiserver_and_kubectl_accept_our_pki() {
             "name",
         ])
         .env_clear()
+        // kubectl keeps a discovery cache under $HOME/.kube.
+        .env("HOME", server.root())
         .output()
         .expect("run kubectl");
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -50,6 +52,8 @@ fn etcd_apiserver_and_kubectl_accept_our_pki() {
             "/readyz/etcd",
         ])
         .env_clear()
+        // kubectl keeps a discovery cache under $HOME/.kube.
+        .env("HOME", server.root())
         .output()
         .expect("run kubectl");
     assert_eq!(
