@@ -73,7 +73,15 @@ pub(crate) fn go_io_error(e: &std::io::Error) -> String {
 
 /// Maps a configuration error to the exit code upstream gives it.
 pub(crate) fn config_error(e: ConfigError, prefix: &str) -> CommandError {
-    let msg = format!("{prefix}{e}");
+    let mut msg = format!("{prefix}{e}");
+    // Upstream's message stays as it is; where each invalid field is in the user's file follows.
+    if let ConfigError::Invalid(list) = &e {
+        for fe in &list.0 {
+            if let Some(loc) = fe.location.as_ref().filter(|l| l.position.is_some()) {
+                msg.push_str(&format!("\n\t{loc}: {}", fe.field));
+            }
+        }
+    }
     // Upstream exits 3 for field validation errors and for a kind given twice (both are
     // validation errors there), unless a command wraps the error, which loses its type.
     let validation = prefix.is_empty()

@@ -311,3 +311,104 @@ fn bad_patches_fail_like_upstream_and_leave_manifests_as_they_were() {
         failures.join("\n")
     );
 }
+
+/// Beyond upstream (which writes such manifests and leaves a control plane that never starts):
+/// extra volumes the kubelet would refuse are a validation error naming the field and its place in
+/// the file, and nothing is written.
+#[test]
+fn bad_extra_volumes_are_refused_and_leave_manifests_as_they_were() {
+    let ours = PathBuf::from(env!("CARGO_BIN_EXE_kubeadm"));
+    let vol = |component: &str, body: &str| {
+        format!(
+            "apiVersion: kubeadm.k8s.io/v1beta3\nkind: ClusterConfiguration\n{component}:\n  extraVolumes:\n  - {body}\n"
+        )
+    };
+    let cases = [
+        (
+            "unknown hostPath type",
+            vol(
+                "apiServer",
+                "{name: a, hostPath: /a, mountPath: /a, pathType: Bogus}",
+            ),
+            "apiServer.extraVolumes[0].pathType",
+        ),
+        (
+            "relative hostPath",
+            vol("apiServer", "{name: a, hostPath: a, mountPath: /a}"),
+            "apiServer.extraVolumes[0].hostPath",
+        ),
+        (
+            "relative mountPath",
+            vol("controllerManager", "{name: a, hostPath: /a, mountPath: a}"),
+            "controllerManager.extraVolumes[0].mountPath",
+        ),
+        (
+            "no name",
+            vol("scheduler", "{hostPath: /a, mountPath: /a}"),
+            "scheduler.extraVolumes[0].name",
+        ),
+        (
+            "name not a label",
+            vol("scheduler", "{name: Not_A_Label, hostPath: /a, mountPath: /a}"),
+            "scheduler.extraVolumes[0].name",
+        ),
+        (
+            "no hostPath",
+            vol("controllerManager", "{name: a, mountPath: /a}"),
+            "controllerManager.extraVolumes[0].hostPath",
+        ),
+        (
+            "lower-case type",
+            vol(
+                "apiServer",
+                "{name: a, hostPath: /a, mountPath: /a, pathType: directory}",
+            ),
+            "apiServer.extraVolumes[0].pathType",
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (name, config, field) in &cases {
+        let root = tempfile::tempdir().expect("root");
+        let rootfs = root.path().to_str().expect("utf8");
+        std::fs::write(
+            root.path().join("good.yaml"),
+            "apiVersion: kubeadm.k8s.io/v1beta3\nkind: ClusterConfiguration\n",
+        )
+        .expect("config");
+        let args = |cfg: &'static str| {
+            [
+                "--rootfs",
+                rootfs,
+                "init",
+                "phase",
+                "control-plane",
+                "all",
+                "--config",
+                cfg,
+            ]
+        };
+        let good = run(&ours, &args("/good.yaml"), root.path(), &[]);
+        assert_eq!(good.code, 0, "{}", good.stderr);
+        let before = tree(root.path());
+        std::fs::write(root.path().join("bad.yaml"), config).expect("config");
+        let r = run(&ours, &args("/bad.yaml"), root.path(), &[]);
+        if r.code != 3 {
+            failures.push(format!("{name}: exit {} (want 3): {}", r.code, r.stderr));
+        }
+        if !r.stderr.contains(field) || !r.stderr.contains("/bad.yaml:") {
+            failures.push(format!(
+                "{name}: error lacks {field:?} or its place in the file: {}",
+                r.stderr
+            ));
+        }
+        if tree(root.path()) != before {
+            failures.push(format!("{name}: manifests changed"));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} problems:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}

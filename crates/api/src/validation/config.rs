@@ -79,7 +79,75 @@ pub fn validate_cluster(c: &ClusterConfiguration) -> ErrorList {
         );
     }
     validate_etcd(&c.etcd, &mut errs);
+    validate_extra_volumes(&c.api_server.extra_volumes, "apiServer", &mut errs);
+    validate_extra_volumes(
+        &c.controller_manager.extra_volumes,
+        "controllerManager",
+        &mut errs,
+    );
+    validate_extra_volumes(&c.scheduler.extra_volumes, "scheduler", &mut errs);
     errs
+}
+
+/// The `type` values a hostPath volume accepts (core/v1 `HostPathType`).
+const HOST_PATH_TYPES: [&str; 8] = [
+    "",
+    "DirectoryOrCreate",
+    "Directory",
+    "FileOrCreate",
+    "File",
+    "Socket",
+    "CharDevice",
+    "BlockDevice",
+];
+
+/// Beyond upstream: extra volumes that would give a static pod the kubelet refuses to run (no name,
+/// relative paths, an unknown hostPath type) are refused here, naming the field, instead of leaving a
+/// control plane that never starts. Upstream v1.25 writes such manifests as they are.
+fn validate_extra_volumes(volumes: &[crate::v1beta3::HostPathMount], component: &str, errs: &mut ErrorList) {
+    for (i, v) in volumes.iter().enumerate() {
+        let field = format!("{component}.extraVolumes[{i}]");
+        let ptr = format!("/{component}/extraVolumes/{i}");
+        if v.name.is_empty() {
+            errs.required(&format!("{field}.name"), &format!("{ptr}/name"), "");
+        } else if !is_dns1123_label(&v.name) {
+            errs.invalid(
+                &format!("{field}.name"),
+                &format!("{ptr}/name"),
+                s(&v.name),
+                "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
+            );
+        }
+        for (name, value) in [("hostPath", &v.host_path), ("mountPath", &v.mount_path)] {
+            if value.is_empty() {
+                errs.required(&format!("{field}.{name}"), &format!("{ptr}/{name}"), "");
+            } else {
+                validate_absolute_path(value, &format!("{field}.{name}"), &format!("{ptr}/{name}"), errs);
+            }
+        }
+        if !HOST_PATH_TYPES.contains(&v.path_type.as_str()) {
+            errs.invalid(
+                &format!("{field}.pathType"),
+                &format!("{ptr}/pathType"),
+                s(&v.path_type),
+                format!(
+                    "supported values: {}",
+                    HOST_PATH_TYPES.map(|t| format!("{t:?}")).join(", ")
+                ),
+            );
+        }
+    }
+}
+
+/// RFC 1123 label: at most 63 lower-case alphanumerics or '-', starting and ending alphanumeric.
+fn is_dns1123_label(v: &str) -> bool {
+    let b = v.as_bytes();
+    !b.is_empty()
+        && b.len() <= 63
+        && b.iter()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
+        && b[0] != b'-'
+        && b[b.len() - 1] != b'-'
 }
 
 /// Validates a join configuration. `file_exists` answers upstream's `os.Stat` for file discovery.
