@@ -307,3 +307,24 @@ fn images_list_matches_upstream_across_flags_and_configs() {
         failures.join("\n")
     );
 }
+
+/// Configs upstream accepts but that give a control plane the kubelet refuses to run: we refuse them
+/// (exit 3, naming the field), on purpose.
+#[test]
+fn stricter_than_upstream_configs_are_refused() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let files = files("stricter");
+    assert!(!files.is_empty());
+    for f in files {
+        let args = ["config", "migrate", "--old-config", f.to_str().expect("utf8")];
+        let (up, us) = both(&args, tmp.path());
+        assert_eq!(
+            up.code,
+            0,
+            "{}: upstream refuses it too; move it to invalid/",
+            f.display()
+        );
+        assert_eq!(us.code, 3, "{}: {}", f.display(), us.stderr);
+        assert!(us.stderr.contains("extraVolumes"), "{}", us.stderr);
+    }
+}
