@@ -297,7 +297,9 @@ fn run_case(bin: &Path, case: &Case, root: &Path) -> String {
             let last = r
                 .stderr
                 .lines()
-                .rfind(|l| !l.starts_with("To see the stack trace"))
+                // Our validation errors add lines that say where each field is in the file
+                // (tab-indented, after upstream's message): compare upstream's message.
+                .rfind(|l| !l.starts_with("To see the stack trace") && !l.starts_with('\t'))
                 .unwrap_or_default();
             transcript.push_str(&format!("exit {}: {last}\n", r.code));
         }
