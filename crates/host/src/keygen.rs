@@ -44,14 +44,21 @@ impl KeyGen for AwsLcKeyGen {
         }
         // Interleave the work so each thread gets a similar mix; results are put back in order.
         let mut slots: Vec<Option<Result<GeneratedKey, KeyGenError>>> = vec![None; algorithms.len()];
+        // RSA key generation time varies a lot from key to key (the prime search is random), so
+        // workers take the next key from a shared counter rather than a fixed share.
+        let next = std::sync::atomic::AtomicUsize::new(0);
         std::thread::scope(|scope| {
             let handles: Vec<_> = (0..workers)
-                .map(|w| {
+                .map(|_| {
+                    let next = &next;
                     scope.spawn(move || {
-                        (w..algorithms.len())
-                            .step_by(workers)
-                            .map(|i| (i, generate_key(algorithms[i])))
-                            .collect::<Vec<_>>()
+                        let mut done = Vec::new();
+                        loop {
+                            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            let Some(algorithm) = algorithms.get(i) else { break };
+                            done.push((i, generate_key(*algorithm)));
+                        }
+                        done
                     })
                 })
                 .collect();
