@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The testbed's test suite (root only): builds what is missing, proves the differential runner, and
-# runs every scenario with the upstream kubeadm (or --kubeadm PATH). Ends with "testbed: N passed, N failed".
+# runs every scenario with the upstream kubeadm (or --kubeadm PATH), and, without --kubeadm, the
+# scenarios about our files (static-pods) with our binary too. Ends with "testbed: N passed, N failed".
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 args=("$@")
@@ -16,5 +17,19 @@ check "diff selftest" "$here/diff/selftest.sh"
 for s in $("$here/scenario.sh" --list); do
   check "scenario $s" "$here/scenario.sh" "$s" "${args[@]}"
 done
+# Scenarios whose point is our kubeadm's files on real nodes also run with our binary when no --kubeadm
+# was given (cargo builds it, a no-op after `cargo test`).
+ours_scenarios="static-pods"
+if [ ${#args[@]} = 0 ]; then
+  # cargo resolves a relative CARGO_TARGET_DIR from the workspace, where it runs here.
+  if ! ours=$(cd "$here/.." && cargo build -q -p kubeadm >&2 && readlink -e "${CARGO_TARGET_DIR:-target}/debug/kubeadm"); then
+    failed=$((failed + 1))
+    echo "=== testbed: cargo build -p kubeadm FAILED" >&2
+  else
+    for s in $ours_scenarios; do
+      check "scenario $s (our kubeadm)" "$here/scenario.sh" "$s" --kubeadm "$ours"
+    done
+  fi
+fi
 echo "testbed: $passed passed, $failed failed"
 [ "$failed" = 0 ]

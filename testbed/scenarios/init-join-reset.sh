@@ -59,6 +59,15 @@ apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
 # No systemd here: the cgroupfs driver, as in containerd's config.
 cgroupDriver: cgroupfs
+# The node shares the machine's disk: with the kubelet's default eviction and image GC thresholds
+# (imagefs.available<15%, image GC above 85% used) a busy machine makes the kubelet delete imported
+# images that nothing can pull again. Only a nearly full disk counts as pressure here.
+evictionHard:
+  memory.available: 100Mi
+  nodefs.available: 1%
+  nodefs.inodesFree: 1%
+  imagefs.available: 1%
+imageGCHighThresholdPercent: 100
 ---
 apiVersion: kubeproxy.config.k8s.io/v1alpha1
 kind: KubeProxyConfiguration
