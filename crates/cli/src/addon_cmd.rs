@@ -1,5 +1,5 @@
 //! `kubeadm init phase addon coredns|kube-proxy|all --print-manifest`: the addon objects printed
-//! instead of applied, so no cluster is needed. Applying them needs the cluster client (not yet).
+//! instead of applied, so no cluster is needed (applying them is the `addon` phase in kubeadm-phases).
 
 use kubeadm_core::addons::{self, Addon};
 use kubeadm_effects::report::Reporter;

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use kubeadm_core::manifests::{CA_CERTS_EXTRA_PATHS, ManifestHostFacts};
 use kubeadm_core::patches::{PatchFile, PatchManager};
+use kubeadm_effects::cluster::{Cluster, DryRunCluster, Resource};
 use kubeadm_effects::fs::{DryRunFs, Fs};
 use kubeadm_effects::init_system::DryRunInitSystem;
 use kubeadm_host::fs::RealFs;
@@ -39,19 +40,79 @@ pub(crate) fn run(inv: &Invocation<'_>, filter: &[String]) -> Result<(), Command
         .filter_map(|(selector, selected)| selected.then_some(selector))
         .collect();
     kubeadm_phases::detect_external_ca(&mut data).map_err(|e| CommandError::Failed(e.to_string()))?;
+    // Upstream's `newInitData`: the CA keys to upload are not there.
+    if data.upload_certs && data.external_ca {
+        return Err(CommandError::Failed(
+            "can't use upload-certs with an external CA or an external front-proxy CA".into(),
+        ));
+    }
+    // Printed once the run's data is ready, as upstream's `init` does.
+    if filter.is_empty() {
+        data.say(&format!(
+            "[init] Using Kubernetes version: {}",
+            data.cfg.cluster.kubernetes_version
+        ));
+    }
+    // Failed preflight checks exit with code 2, as kubeadm documents and this project's rules ask.
+    // The upstream v1.25.16 binary exits 1 here: its workflow wraps the preflight error
+    // (`error execution phase preflight: ...`), which loses the type its exit code 2 is chosen by.
     workflow.run(&mut data, filter, &skip).map_err(|e| {
-        // Failed preflight checks exit with code 2, as upstream.
         let preflight = matches!(&e, kubeadm_workflow::WorkflowError::Phase { source, .. }
-                if source.downcast_ref::<kubeadm_phases::preflight::PreflightError>().is_some());
+            if source.downcast_ref::<kubeadm_phases::preflight::PreflightError>().is_some());
         if preflight {
             CommandError::Preflight(e.to_string())
         } else {
             CommandError::Failed(e.to_string())
         }
+    })?;
+    if filter.is_empty() {
+        // Upstream's `showJoinCommand`, after every phase ran.
+        kubeadm_phases::join_command::show(&data)
+            .map_err(|e| CommandError::Failed(format!("failed to print join command: {e}")))?;
+    }
+    Ok(())
+}
+
+/// Upstream's `InitDryRunGetter` Node: the control-plane node as a kubelet would have registered
+/// it, so the node patches have something to read.
+fn dry_run_node(name: &str) -> serde_json::Value {
+    serde_json::json!({
+        "metadata": {"creationTimestamp": null, "labels": {"kubernetes.io/hostname": name}, "name": name},
+        "spec": {},
+        "status": {"daemonEndpoints": {"kubeletEndpoint": {"Port": 0}}, "nodeInfo": {}},
     })
 }
 
+/// How the phases reach the API server: the real client from `--kubeconfig`, or with `--dry-run` a
+/// client that prints every write and answers reads from a fake control-plane Node.
+fn cluster_access(inv: &Invocation<'_>, opts: &InitOptions) -> kubeadm_phases::ClusterAccess {
+    if opts.dry_run {
+        // Upstream reads the admin.conf it just wrote to its dry-run folder; ours is in the overlay.
+        let path = PathBuf::from(&opts.kubeconfig_dir).join("admin.conf");
+        let rep: std::sync::Arc<dyn kubeadm_effects::report::Reporter> = std::sync::Arc::new(reporter(inv));
+        let node = dry_run_node(&opts.cfg.init.node_registration.name);
+        kubeadm_phases::ClusterAccess::new(
+            path,
+            Box::new(move |_| {
+                let dry = DryRunCluster::new(rep.clone(), kubeadm_yaml::to_string)
+                    .with_object(&Resource::nodes(), node.clone());
+                Ok(Box::new(dry) as Box<dyn Cluster>)
+            }),
+        )
+    } else {
+        kubeadm_phases::ClusterAccess::new(
+            PathBuf::from(&opts.kubeconfig_path),
+            Box::new(|p| {
+                kubeadm_host::cluster::KubeCluster::from_kubeconfig(p)
+                    .map(|c| Box::new(c) as Box<dyn Cluster>)
+                    .map_err(|e| e.to_string())
+            }),
+        )
+    }
+}
+
 fn context(inv: &Invocation<'_>, opts: InitOptions) -> Result<InitData, CommandError> {
+    let cluster = cluster_access(inv, &opts);
     let fs: Box<dyn Fs> = if opts.dry_run {
         Box::new(DryRunFs::new(RealFs))
     } else {
@@ -110,6 +171,7 @@ fn context(inv: &Invocation<'_>, opts: InitOptions) -> Result<InitData, CommandE
         planned: Default::default(),
         external_ca: false,
         period_checked: Default::default(),
+        cluster,
         cfg: opts.cfg,
     })
 }

@@ -26,6 +26,8 @@ pub(crate) struct InitOptions {
     pub(crate) ignore_preflight_errors: BTreeSet<String>,
     /// `--kubeconfig-dir`.
     pub(crate) kubeconfig_dir: String,
+    /// `--kubeconfig`: the admin kubeconfig the phases talk to the API server with.
+    pub(crate) kubeconfig_path: String,
     /// `--patches` (or the config's `patches.directory`).
     pub(crate) patches_dir: String,
     /// `--upload-certs`.
@@ -128,6 +130,7 @@ pub(crate) fn load(inv: &Invocation<'_>) -> Result<InitOptions, CommandError> {
         dry_run: f.bool("dry-run"),
         ignore_preflight_errors: ignore,
         kubeconfig_dir: or_default(inv, "kubeconfig-dir", "/etc/kubernetes"),
+        kubeconfig_path: or_default(inv, "kubeconfig", "/etc/kubernetes/admin.conf"),
         patches_dir,
         upload_certs: f.bool("upload-certs"),
         skip_token_print: f.bool("skip-token-print"),

@@ -726,6 +726,7 @@ mod tests {
             planned: Default::default(),
             external_ca: false,
             period_checked: Default::default(),
+            cluster: Default::default(),
         }
     }
 

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use kubeadm_api::internal::InitConfig;
 use kubeadm_core::patches::PatchManager;
+use kubeadm_effects::cluster::Cluster;
 use kubeadm_effects::cri::Runtime;
 use kubeadm_effects::fs::Fs;
 use kubeadm_effects::host_probe::HostProbe;
@@ -68,7 +69,66 @@ pub struct InitData {
     pub external_ca: bool,
     /// Names whose validity period was already checked (upstream warns once per name).
     pub period_checked: std::collections::BTreeSet<String>,
+    /// The API server, connected on first use (after `admin.conf` exists).
+    pub cluster: ClusterAccess,
 }
+
+/// Opens the API client from a kubeconfig path (the real client, or the dry-run one that ignores it).
+pub type ClusterConnector = Box<dyn Fn(&std::path::Path) -> Result<Box<dyn Cluster>, String> + Send + Sync>;
+
+/// Upstream's `initData.Client()`: one client per run, created by the first phase that needs it,
+/// from `--kubeconfig` (`/etc/kubernetes/admin.conf`).
+pub struct ClusterAccess {
+    /// `--kubeconfig`: the file the client is made from, and the one the join command is read from.
+    pub kubeconfig_path: PathBuf,
+    /// Creates the client.
+    pub connect: ClusterConnector,
+    client: std::sync::OnceLock<Box<dyn Cluster>>,
+}
+
+impl ClusterAccess {
+    /// Access through `connect`, from `kubeconfig_path`.
+    pub fn new(kubeconfig_path: PathBuf, connect: ClusterConnector) -> Self {
+        Self {
+            kubeconfig_path,
+            connect,
+            client: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The client, connected on the first call.
+    pub fn client(&self) -> Result<&dyn Cluster, ClusterConnectError> {
+        if let Some(c) = self.client.get() {
+            return Ok(c.as_ref());
+        }
+        let c = (self.connect)(&self.kubeconfig_path).map_err(ClusterConnectError)?;
+        Ok(self.client.get_or_init(|| c).as_ref())
+    }
+}
+
+impl std::fmt::Debug for ClusterAccess {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClusterAccess")
+            .field("kubeconfig_path", &self.kubeconfig_path)
+            .field("connected", &self.client.get().is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for ClusterAccess {
+    /// No API server: every phase that needs one fails (for tests of the host-only phases).
+    fn default() -> Self {
+        Self::new(
+            PathBuf::from("/etc/kubernetes/admin.conf"),
+            Box::new(|_| Err("no API server in this context".to_string())),
+        )
+    }
+}
+
+/// The API client could not be created.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct ClusterConnectError(pub String);
 
 impl std::fmt::Debug for InitData {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

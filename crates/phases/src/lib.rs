@@ -17,15 +17,23 @@ pub mod preflight;
 pub mod reset;
 pub mod upgrade_node;
 
+mod addon;
+mod bootstrap_token;
 pub mod certs;
 mod context;
 mod control_plane;
 mod etcd;
+pub mod join_command;
 pub mod kubeconfig;
 mod kubelet;
+mod kubelet_finalize;
+mod mark_control_plane;
+mod upload_certs;
+mod upload_config;
+mod wait;
 
 pub use certs::{ExternalCaCheck, KeyPool, detect_external_ca, external_ca_check, pki_inputs};
-pub use context::InitData;
+pub use context::{ClusterAccess, ClusterConnectError, ClusterConnector, InitData};
 
 /// The `kubeadm init` workflow with the phases implemented so far bound to their run functions.
 pub fn init_workflow() -> kubeadm_workflow::Workflow<InitData> {
@@ -46,6 +54,18 @@ pub fn init_workflow() -> kubeadm_workflow::Workflow<InitData> {
         wf.bind("etcd/local", etcd::run_local),
         wf.bind("kubelet-start", kubelet::run_start),
         wf.bind("preflight", preflight::run_phase),
+        wf.bind("wait-control-plane", wait::run),
+        wf.bind("upload-config/kubeadm", upload_config::run_kubeadm),
+        wf.bind("upload-config/kubelet", upload_config::run_kubelet),
+        wf.bind("upload-certs", upload_certs::run),
+        wf.bind("mark-control-plane", mark_control_plane::run),
+        wf.bind("bootstrap-token", bootstrap_token::run),
+        wf.bind(
+            "kubelet-finalize/experimental-cert-rotation",
+            kubelet_finalize::run_cert_rotation,
+        ),
+        wf.bind("addon/coredns", addon::run_coredns),
+        wf.bind("addon/kube-proxy", addon::run_kube_proxy),
     ];
     debug_assert!(
         bound.iter().chain(&generated).all(|b| *b),

@@ -1,0 +1,634 @@
+//! The cluster side of `kubeadm init` against a real API server (upstream etcd + kube-apiserver
+//! v1.25.16 on loopback): our `init phase upload-config all | mark-control-plane | bootstrap-token |
+//! addon all`, each run twice, must leave the same objects as upstream kubeadm's phases leave on a
+//! second server, read back with upstream `kubectl`; and the objects themselves are checked (node
+//! labels and taints, token Secret, cluster-info, RBAC, addons).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use base64::Engine as _;
+
+use kubeadm_testkit::apiserver::{ApiServer, upstream_bin};
+use kubeadm_testkit::oracle::{diff, upstream_kubeadm};
+
+/// The node no kubelet registers here; the test creates it as a kubelet would.
+const NODE: &str = "apiserver-test";
+const TOKEN: &str = "abcdef.0123456789abcdef";
+
+/// The config the phases run with: the test server's endpoint and a fixed token, so a second run
+/// updates the token Secret instead of adding one.
+fn config(port: u16) -> String {
+    format!(
+        "apiVersion: kubeadm.k8s.io/v1beta3
+kind: InitConfiguration
+bootstrapTokens:
+- token: {TOKEN}
+localAPIEndpoint:
+  advertiseAddress: 10.254.254.254
+  bindPort: {port}
+nodeRegistration:
+  name: {NODE}
+  criSocket: unix:///var/run/containerd/containerd.sock
+---
+apiVersion: kubeadm.k8s.io/v1beta3
+kind: ClusterConfiguration
+kubernetesVersion: v1.25.16
+controlPlaneEndpoint: 127.0.0.1:{port}
+apiServer:
+  certSANs: [127.0.0.1]
+"
+    )
+}
+
+fn kubectl(server: &ApiServer, args: &[&str]) -> String {
+    let out = Command::new(upstream_bin("kubectl"))
+        .arg("--kubeconfig")
+        .arg(server.kubeconfig())
+        .args(args)
+        .env_clear()
+        // kubectl keeps a discovery cache under $HOME/.kube.
+        .env("HOME", server.root())
+        .output()
+        .expect("run kubectl");
+    assert!(
+        out.status.success(),
+        "kubectl {}: {}{}",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Creates the Node as the kubelet registers it (with its hostname label).
+fn create_node(server: &ApiServer) {
+    let manifest = server.root().join("node.json");
+    std::fs::write(
+        &manifest,
+        format!(
+            r#"{{"apiVersion":"v1","kind":"Node","metadata":{{"name":"{NODE}","labels":{{"kubernetes.io/hostname":"{NODE}"}}}}}}"#
+        ),
+    )
+    .expect("node manifest");
+    kubectl(server, &["create", "-f", &manifest.to_string_lossy()]);
+}
+
+/// Runs `kubeadm --rootfs <root> init phase <phase> --config /init.yaml`.
+fn phase(kubeadm: &Path, server: &ApiServer, phase: &[&str]) -> String {
+    let root = server.root();
+    let rootfs = root.to_string_lossy().into_owned();
+    let mut args = vec!["--rootfs", &rootfs, "init", "phase"];
+    args.extend_from_slice(phase);
+    args.extend_from_slice(&["--config", "/init.yaml"]);
+    let out = Command::new(kubeadm)
+        .args(&args)
+        .env_clear()
+        .output()
+        .expect("run kubeadm");
+    assert!(
+        out.status.success(),
+        "{} {}: {}{}",
+        kubeadm.display(),
+        args.join(" "),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+const PHASES: [&[&str]; 4] = [
+    &["upload-config", "all"],
+    &["mark-control-plane"],
+    &["bootstrap-token"],
+    &["addon", "all"],
+];
+
+/// What the phases leave: every object kubeadm creates, by kind and name.
+const KINDS: &str = "configmaps,secrets,serviceaccounts,roles,rolebindings,clusterroles,clusterrolebindings,deployments,daemonsets,services";
+
+/// Starts a server with `kubeadm`'s PKI, runs every phase twice and returns the server and the
+/// first run's output.
+fn run_all(kubeadm: &Path) -> (ApiServer, String) {
+    let server = ApiServer::start_with(kubeadm);
+    std::fs::write(server.root().join("init.yaml"), config(server.port())).expect("config");
+    create_node(&server);
+    let mut first = String::new();
+    for p in PHASES {
+        first.push_str(&phase(kubeadm, &server, p));
+    }
+    for p in PHASES {
+        phase(kubeadm, &server, p);
+    }
+    (server, first)
+}
+
+fn objects(server: &ApiServer) -> String {
+    let mut names: Vec<String> = kubectl(
+        server,
+        &[
+            "get",
+            KINDS,
+            "-A",
+            "-o",
+            r#"jsonpath={range .items[*]}{.kind}/{.metadata.namespace}/{.metadata.name}{"\n"}{end}"#,
+        ],
+    )
+    .lines()
+    // Objects the API server makes itself differ in their generated suffixes only.
+    .filter(|l| {
+        !l.contains("/kube-root-ca.crt") && !l.starts_with("ServiceAccount/")
+            || l.contains("coredns")
+            || l.contains("kube-proxy")
+    })
+    .map(str::to_string)
+    .collect();
+    names.sort();
+    names.join("\n")
+}
+
+/// The server's port, which differs between the two servers, masked.
+fn masked(server: &ApiServer, text: String) -> String {
+    text.replace(&format!("127.0.0.1:{}", server.port()), "127.0.0.1:PORT")
+}
+
+fn node_view(server: &ApiServer) -> String {
+    kubectl(
+        server,
+        &[
+            "get",
+            "node",
+            NODE,
+            "-o",
+            "jsonpath={.metadata.labels}|{.metadata.annotations}|{.spec.taints}",
+        ],
+    )
+}
+
+#[test]
+fn cluster_phases_leave_what_upstream_leaves() {
+    let ours = PathBuf::from(env!("CARGO_BIN_EXE_kubeadm"));
+    let (ours_server, ours_out) = run_all(&ours);
+    let (theirs_server, theirs_out) = run_all(&upstream_kubeadm());
+
+    // The printed lines are upstream's.
+    assert!(
+        ours_out == theirs_out,
+        "output differs:\n{}",
+        diff(&theirs_out, &ours_out)
+    );
+
+    // The same objects, after each phase ran twice (no duplicates: the token is fixed).
+    let (want, got) = (objects(&theirs_server), objects(&ours_server));
+    assert!(want == got, "objects differ:\n{}", diff(&want, &got));
+    for name in [
+        "ConfigMap/kube-system/kubeadm-config",
+        "ConfigMap/kube-system/kubelet-config",
+        "ConfigMap/kube-public/cluster-info",
+        "Secret/kube-system/bootstrap-token-abcdef",
+        "ClusterRoleBinding//kubeadm:node-autoapprove-certificate-rotation",
+        "Deployment/kube-system/coredns",
+        "DaemonSet/kube-system/kube-proxy",
+    ] {
+        assert!(got.lines().any(|l| l == name), "{name} missing from:\n{got}");
+    }
+
+    // The node: control-plane labels, one control-plane taint (no master taint), the CRI socket.
+    let node = node_view(&ours_server);
+    assert_eq!(node, node_view(&theirs_server));
+    assert!(
+        node.contains(r#""node-role.kubernetes.io/control-plane":"""#),
+        "{node}"
+    );
+    assert!(
+        node.contains(r#""node.kubernetes.io/exclude-from-external-load-balancers":"""#),
+        "{node}"
+    );
+    assert!(
+        node.contains(
+            r#""kubeadm.alpha.kubernetes.io/cri-socket":"unix:///var/run/containerd/containerd.sock""#
+        ),
+        "{node}"
+    );
+    // (The API server's admission adds `node.kubernetes.io/not-ready` to a Node created without status.)
+    let taint = r#"{"effect":"NoSchedule","key":"node-role.kubernetes.io/control-plane"}"#;
+    assert_eq!(node.matches(taint).count(), 1, "{node}");
+    assert!(!node.contains("node-role.kubernetes.io/master"), "{node}");
+
+    // Object contents that hold configuration: equal on both servers.
+    for (kind, ns, name, path) in [
+        (
+            "cm",
+            "kube-system",
+            "kubeadm-config",
+            "{.data.ClusterConfiguration}",
+        ),
+        ("cm", "kube-system", "kubelet-config", "{.data.kubelet}"),
+        (
+            "secret",
+            "kube-system",
+            "bootstrap-token-abcdef",
+            "{.type} {.data.usage-bootstrap-authentication} {.data.auth-extra-groups}",
+        ),
+        ("cm", "kube-system", "coredns", "{.data.Corefile}"),
+        (
+            "deploy",
+            "kube-system",
+            "coredns",
+            "{.spec.replicas} {.spec.template.spec.containers[0].image}",
+        ),
+        ("cm", "kube-system", "kube-proxy", "{.data.kubeconfig\\.conf}"),
+        (
+            "ds",
+            "kube-system",
+            "kube-proxy",
+            "{.spec.template.spec.containers[0].command}",
+        ),
+        (
+            "clusterrolebinding",
+            "",
+            "kubeadm:get-nodes",
+            "{.roleRef} {.subjects}",
+        ),
+        (
+            "role",
+            "kube-public",
+            "kubeadm:bootstrap-signer-clusterinfo",
+            "{.rules}",
+        ),
+    ] {
+        let mut args = vec!["get", kind, name, "-o"];
+        let jp = format!("jsonpath={path}");
+        args.push(&jp);
+        if !ns.is_empty() {
+            args.extend_from_slice(&["-n", ns]);
+        }
+        let (w, g) = (
+            masked(&theirs_server, kubectl(&theirs_server, &args)),
+            masked(&ours_server, kubectl(&ours_server, &args)),
+        );
+        assert!(w == g, "{kind} {ns}/{name} differs:\n{}", diff(&w, &g));
+    }
+
+    // cluster-info names this server with our CA (its kubeconfig differs only as the CAs do).
+    let info = kubectl(
+        &ours_server,
+        &[
+            "get",
+            "cm",
+            "-n",
+            "kube-public",
+            "cluster-info",
+            "-o",
+            "jsonpath={.data.kubeconfig}",
+        ],
+    );
+    assert!(
+        info.contains(&format!("server: https://127.0.0.1:{}", ours_server.port())),
+        "{info}"
+    );
+
+    // upload-certs: the same Secret keys as upstream, owned by a bootstrap token, and our sealed
+    // CA opens with the key to the CA on disk.
+    let key = "ab".repeat(32);
+    for (kubeadm, server) in [(&ours, &ours_server), (&upstream_kubeadm(), &theirs_server)] {
+        let with_key = config(server.port()).replace(
+            "bootstrapTokens:",
+            &format!("certificateKey: {key}\nbootstrapTokens:"),
+        );
+        std::fs::write(server.root().join("certs.yaml"), with_key).expect("config");
+        let rootfs = server.root().to_string_lossy().into_owned();
+        let out = Command::new(kubeadm)
+            .args([
+                "--rootfs",
+                &rootfs,
+                "init",
+                "phase",
+                "upload-certs",
+                "--upload-certs",
+                "--config",
+                "/certs.yaml",
+            ])
+            .env_clear()
+            .output()
+            .expect("run kubeadm");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            stdout.ends_with(&format!("[upload-certs] Using certificate key:\n{key}\n")),
+            "{stdout}"
+        );
+    }
+    let certs_view = |server: &ApiServer| {
+        kubectl(
+            server,
+            &[
+                "get",
+                "secret",
+                "-n",
+                "kube-system",
+                "kubeadm-certs",
+                "-o",
+                r#"go-template={{range $k, $v := .data}}{{$k}} {{end}}|{{(index .metadata.ownerReferences 0).kind}}|{{(index .metadata.ownerReferences 0).controller}}"#,
+            ],
+        )
+    };
+    let (want, got) = (certs_view(&theirs_server), certs_view(&ours_server));
+    assert_eq!(want, got);
+    assert!(
+        got.starts_with("ca.crt ca.key etcd-ca.crt etcd-ca.key front-proxy-ca.crt"),
+        "{got}"
+    );
+    let sealed = kubectl(
+        &ours_server,
+        &[
+            "get",
+            "secret",
+            "-n",
+            "kube-system",
+            "kubeadm-certs",
+            "-o",
+            r#"jsonpath={.data.ca\.crt}"#,
+        ],
+    );
+    let sealed = base64::engine::general_purpose::STANDARD
+        .decode(sealed.trim())
+        .expect("base64");
+    let opened =
+        kubeadm_core::cluster::upload_certs::decrypt_bytes(&sealed, &hex::decode(&key).expect("hex"))
+            .expect("our sealed CA opens with the key");
+    let ca = std::fs::read(ours_server.root().join("etc/kubernetes/pki/ca.crt")).expect("ca");
+    assert!(opened == ca, "the sealed CA is not the CA");
+}
+
+/// Runs `kubeadm --rootfs <root> init phase wait-control-plane` (a phase without flags: the
+/// default admin.conf and timeout); returns the exit status, stdout and stderr.
+fn wait_phase(kubeadm: &Path, server: &ApiServer) -> (bool, String, String) {
+    let rootfs = server.root().to_string_lossy().into_owned();
+    let out = Command::new(kubeadm)
+        .args(["--rootfs", &rootfs, "init", "phase", "wait-control-plane"])
+        .env_clear()
+        .output()
+        .expect("run kubeadm");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The seconds of `[apiclient] ... healthy after 0.012345 seconds`, masked.
+fn mask_seconds(text: &str) -> String {
+    text.lines()
+        .map(
+            |l| match l.strip_prefix("[apiclient] All control plane components are healthy after ") {
+                Some(rest) if rest.ends_with(" seconds") => {
+                    "[apiclient] All control plane components are healthy after N seconds".to_string()
+                }
+                _ => l.to_string(),
+            },
+        )
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn wait_control_plane_prints_as_upstream() {
+    let ours = PathBuf::from(env!("CARGO_BIN_EXE_kubeadm"));
+    let server = ApiServer::start_with(&ours);
+    let (ok_ours, out_ours, err_ours) = wait_phase(&ours, &server);
+    let (ok_up, out_up, err_up) = wait_phase(&upstream_kubeadm(), &server);
+    assert_eq!(
+        ok_ours, ok_up,
+        "ours: {out_ours}{err_ours}\nupstream: {out_up}{err_up}"
+    );
+    assert!(ok_ours, "ours: {out_ours}{err_ours}");
+    assert_eq!(mask_seconds(&out_ours), mask_seconds(&out_up));
+}
+
+/// Masks what differs from run to run: upstream's dry-run folder, the CA, the token expiry and
+/// the CA hash.
+fn mask_dry_run(text: &str) -> String {
+    let mut out = String::new();
+    for line in text.lines() {
+        let mut l = line.to_string();
+        if let Some(at) = l.find("/etc/kubernetes/tmp/kubeadm-init-dryrun") {
+            let end = l[at..].find(['"', ' ']).map_or(l.len(), |e| at + e);
+            let tail = l[at..end].split('/').skip(5).collect::<Vec<_>>().join("/");
+            l = format!(
+                "{}DIR{}{}",
+                &l[..at],
+                if tail.is_empty() { "" } else { "/" },
+                tail
+            ) + &l[end..];
+        }
+        for key in ["certificate-authority-data: ", "expiration: "] {
+            if let Some(at) = l.find(key) {
+                l = format!("{}{key}MASKED", &l[..at]);
+            }
+        }
+        if let Some(at) = l.find("sha256:") {
+            l = format!("{}sha256:HASH{}", &l[..at], &l[(at + 71).min(l.len())..]);
+        }
+        out.push_str(&l);
+        out.push('\n');
+    }
+    out
+}
+
+/// From the dry-run file listing to the join command: the files, every API call and object, the
+/// phase messages and the final text. Lines that name where files went are left out: upstream
+/// writes everything to a temporary folder, ours keeps it in memory and names the real paths.
+fn dry_run_tail(text: &str) -> String {
+    let masked = mask_dry_run(text);
+    masked
+        .lines()
+        .skip_while(|l| !l.starts_with("[dryrun] The certificates or kubeconfig files"))
+        .filter(|l| {
+            !l.contains("DIR")
+                && !l.starts_with("[wait-control-plane] Waiting for the kubelet")
+                && !l.starts_with("  sudo cp -i ")
+        })
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
+
+#[test]
+fn init_dry_run_prints_as_upstream_and_writes_nothing() {
+    let cfg = "apiVersion: kubeadm.k8s.io/v1beta3
+kind: InitConfiguration
+bootstrapTokens:
+- token: abcdef.0123456789abcdef
+localAPIEndpoint:
+  advertiseAddress: 10.0.0.1
+nodeRegistration:
+  name: node1
+  criSocket: unix:///var/run/containerd/containerd.sock
+---
+apiVersion: kubeadm.k8s.io/v1beta3
+kind: ClusterConfiguration
+kubernetesVersion: v1.25.16
+controlPlaneEndpoint: cp.example:6443
+";
+    let run = |kubeadm: &Path, extra: &[&str]| {
+        let root = tempfile::tempdir().expect("root");
+        // `--certificate-key` cannot go with `--config`: with `--upload-certs`, the key is in the file.
+        let text = if extra.is_empty() {
+            cfg.to_string()
+        } else {
+            cfg.replace(
+                "bootstrapTokens:",
+                &format!("certificateKey: {}\nbootstrapTokens:", "ab".repeat(32)),
+            )
+        };
+        std::fs::write(root.path().join("cfg.yaml"), text).expect("config");
+        let rootfs = root.path().to_string_lossy().into_owned();
+        let mut args = vec![
+            "--rootfs",
+            &rootfs,
+            "init",
+            "--dry-run",
+            "--config",
+            "/cfg.yaml",
+            "--ignore-preflight-errors=all",
+        ];
+        args.extend_from_slice(extra);
+        let out = Command::new(kubeadm)
+            .args(&args)
+            .env_clear()
+            .output()
+            .expect("run kubeadm");
+        assert!(
+            out.status.success(),
+            "{}: {}",
+            kubeadm.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let mut left: Vec<String> = walk(root.path());
+        left.sort();
+        (String::from_utf8_lossy(&out.stdout).into_owned(), left)
+    };
+    let ours = PathBuf::from(env!("CARGO_BIN_EXE_kubeadm"));
+    for extra in [&[][..], &["--upload-certs"]] {
+        let (theirs, _) = run(&upstream_kubeadm(), extra);
+        let (mine, left) = run(&ours, extra);
+        let (want, got) = (dry_run_tail(&theirs), dry_run_tail(&mine));
+        assert!(want.lines().count() > 1000, "too little compared:\n{want}");
+        if extra.is_empty() {
+            assert!(want == got, "dry-run output differs:\n{}", diff(&want, &got));
+        } else {
+            // The sealed certificates: upstream reads them from /etc/kubernetes/pki, which its dry
+            // run never wrote (null values); ours reads what the run would have written. The
+            // random upload-certs token differs too. Compare the lines before it.
+            let cut = |t: &str| {
+                t.split("[upload-certs] Storing")
+                    .next()
+                    .unwrap_or_default()
+                    .to_string()
+            };
+            assert!(
+                cut(&want) == cut(&got),
+                "dry-run output differs:\n{}",
+                diff(&cut(&want), &cut(&got))
+            );
+            assert!(got.contains("--control-plane --certificate-key abab"), "{got}");
+        }
+        assert_eq!(left, ["cfg.yaml"], "the dry run left files behind");
+    }
+}
+
+fn walk(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).expect("read dir").flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(
+                walk(&p)
+                    .into_iter()
+                    .map(|s| format!("{}/{s}", e.file_name().to_string_lossy())),
+            );
+            out.push(format!("{}/", e.file_name().to_string_lossy()));
+        } else {
+            out.push(e.file_name().to_string_lossy().into_owned());
+        }
+    }
+    out
+}
+
+/// `kubelet-finalize all` once the kubelet has rotated its certificate: the same kubelet.conf
+/// (byte for byte) and output as upstream, from the same kubelet.conf; without the rotated
+/// certificate nothing happens; without kubelet.conf, upstream's error.
+#[test]
+fn kubelet_finalize_rewrites_kubelet_conf_as_upstream() {
+    let cfg = "apiVersion: kubeadm.k8s.io/v1beta3
+kind: InitConfiguration
+localAPIEndpoint:
+  advertiseAddress: 10.0.0.1
+nodeRegistration:
+  name: node1
+---
+apiVersion: kubeadm.k8s.io/v1beta3
+kind: ClusterConfiguration
+kubernetesVersion: v1.25.16
+";
+    let upstream = upstream_kubeadm();
+    let ours = PathBuf::from(env!("CARGO_BIN_EXE_kubeadm"));
+    let run = |kubeadm: &Path, root: &Path, args: &[&str]| {
+        let rootfs = root.to_string_lossy().into_owned();
+        let out = Command::new(kubeadm)
+            .args(["--rootfs", &rootfs, "init", "phase"])
+            .args(args)
+            .args(["--config", "/cfg.yaml"])
+            .env_clear()
+            .output()
+            .expect("run kubeadm");
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            // Upstream's klog warnings about the host are not this phase's.
+            String::from_utf8_lossy(&out.stderr)
+                .lines()
+                .filter(|l| !l.starts_with('W'))
+                .collect::<Vec<_>>()
+                .join("\n"),
+        )
+    };
+    let setup = |with_conf: bool, with_pem: bool| {
+        let root = tempfile::tempdir().expect("root");
+        std::fs::write(root.path().join("cfg.yaml"), cfg).expect("config");
+        if with_pem {
+            let pki = root.path().join("var/lib/kubelet/pki");
+            std::fs::create_dir_all(&pki).expect("pki");
+            std::fs::write(pki.join("kubelet-client-current.pem"), "pem").expect("pem");
+        }
+        if with_conf {
+            for phase in [&["certs", "ca"][..], &["kubeconfig", "kubelet"]] {
+                let (code, _, err) = run(&upstream, root.path(), phase);
+                assert_eq!(code, Some(0), "{err}");
+            }
+        }
+        root
+    };
+    for (with_conf, with_pem) in [(true, true), (true, false), (false, true)] {
+        let theirs = setup(with_conf, with_pem);
+        let mine = tempfile::tempdir().expect("root");
+        // The same starting files for both.
+        let copy = Command::new("cp")
+            .arg("-a")
+            .arg(format!("{}/.", theirs.path().display()))
+            .arg(mine.path())
+            .status()
+            .expect("cp");
+        assert!(copy.success());
+        let want = run(&upstream, theirs.path(), &["kubelet-finalize", "all"]);
+        let got = run(&ours, mine.path(), &["kubelet-finalize", "all"]);
+        assert_eq!(want, got, "conf {with_conf}, pem {with_pem}");
+        let conf = |root: &Path| std::fs::read(root.join("etc/kubernetes/kubelet.conf")).ok();
+        assert!(conf(theirs.path()) == conf(mine.path()), "kubelet.conf differs");
+        let rotated = conf(mine.path()).is_some_and(|c| {
+            String::from_utf8_lossy(&c)
+                .contains("client-key: /var/lib/kubelet/pki/kubelet-client-current.pem")
+        });
+        assert_eq!(rotated, with_conf && with_pem);
+    }
+}
