@@ -33,41 +33,7 @@ join_ignore=""
 tb_node_create 1
 tb_node_create 2
 
-cat <<CFG | tb_node_exec 1 sh -c 'mkdir -p /etc/testbed && cat > /etc/testbed/kubeadm-init.yaml'
-apiVersion: kubeadm.k8s.io/v1beta3
-kind: InitConfiguration
-localAPIEndpoint:
-  advertiseAddress: $(tb_node_ip 1)
-  bindPort: 6443
-nodeRegistration:
-  name: node1
-  criSocket: unix:///var/run/containerd/containerd.sock
----
-apiVersion: kubeadm.k8s.io/v1beta3
-kind: ClusterConfiguration
-# Explicit, so that kubeadm never asks the internet for "stable-1".
-kubernetesVersion: v1.25.16
-networking:
-  podSubnet: $TB_POD_SUBNET
-  serviceSubnet: $TB_SERVICE_SUBNET
-controllerManager:
-  extraArgs:
-    # One /26 per node, matching the bridge CNI ranges the testbed gives each node.
-    node-cidr-mask-size: "26"
----
-apiVersion: kubelet.config.k8s.io/v1beta1
-kind: KubeletConfiguration
-# No systemd here: the cgroupfs driver, as in containerd's config.
-cgroupDriver: cgroupfs
-# The node shares the machine's disk: with the kubelet's default eviction and image GC thresholds
-# (imagefs.available<15%, image GC above 85% used) a busy machine makes the kubelet delete imported
-# images that nothing can pull again. Only a nearly full disk counts as pressure here.
-evictionHard:
-  memory.available: 100Mi
-  nodefs.available: 1%
-  nodefs.inodesFree: 1%
-  imagefs.available: 1%
-imageGCHighThresholdPercent: 100
+{ tb_control_plane_config; cat <<CFG
 ---
 apiVersion: kubeproxy.config.k8s.io/v1alpha1
 kind: KubeProxyConfiguration
@@ -75,6 +41,7 @@ conntrack:
   # nf_conntrack_max is global to the machine, not per network namespace: leave it alone.
   maxPerCore: 0
 CFG
+} | tb_node_exec 1 sh -c 'mkdir -p /etc/testbed && cat > /etc/testbed/kubeadm-init.yaml'
 
 tb_log "kubeadm init on node1"
 if ! tb_node_exec 1 timeout 600 kubeadm init --config=/etc/testbed/kubeadm-init.yaml $init_ignore >"$TB_RUN/node1/init.log" 2>&1; then

@@ -31,42 +31,7 @@ cfg=/etc/testbed/kubeadm-init.yaml
 
 tb_node_create 1
 
-cat <<CFG | tb_node_exec 1 sh -c "mkdir -p /etc/testbed && cat > $cfg"
-apiVersion: kubeadm.k8s.io/v1beta3
-kind: InitConfiguration
-localAPIEndpoint:
-  advertiseAddress: $(tb_node_ip 1)
-  bindPort: 6443
-nodeRegistration:
-  name: node1
-  criSocket: unix:///var/run/containerd/containerd.sock
----
-apiVersion: kubeadm.k8s.io/v1beta3
-kind: ClusterConfiguration
-# Explicit, so that kubeadm never asks the internet for "stable-1".
-kubernetesVersion: v1.25.16
-networking:
-  podSubnet: $TB_POD_SUBNET
-  serviceSubnet: $TB_SERVICE_SUBNET
-controllerManager:
-  extraArgs:
-    # One /26 per node, matching the bridge CNI ranges the testbed gives each node.
-    node-cidr-mask-size: "26"
----
-apiVersion: kubelet.config.k8s.io/v1beta1
-kind: KubeletConfiguration
-# No systemd here: the cgroupfs driver, as in containerd's config.
-cgroupDriver: cgroupfs
-# The node's image store sits on the machine's disk, shared with everything else: with the defaults
-# (imagefs.available<15%, image GC above 85% used) a busy machine makes the kubelet delete imported
-# images that nothing can pull again. Only a nearly full disk counts as pressure here.
-evictionHard:
-  memory.available: 100Mi
-  nodefs.available: 1%
-  nodefs.inodesFree: 1%
-  imagefs.available: 1%
-imageGCHighThresholdPercent: 100
-CFG
+tb_control_plane_config | tb_node_exec 1 sh -c "mkdir -p /etc/testbed && cat > $cfg"
 
 # The phases `kubeadm init` would run to get a control plane going, in an order that starts the
 # kubelet before the manifests appear (as init does). Each must succeed on its own.
