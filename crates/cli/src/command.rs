@@ -87,7 +87,7 @@ pub(crate) struct Command {
     /// cobra's `-h, --help` for this command (`"help for <name>"`), made once when the tree is built.
     pub(crate) help_flag: FlagSpec,
     /// The workflow this command runs, if any (`init`, `join`, `reset`, `upgrade node`).
-    #[allow(dead_code)] // read by the workflow handlers the lead wires next
+    #[allow(dead_code)] // read by the workflow handlers still to come
     pub(crate) workflow: Option<WorkflowKind>,
 }
 

@@ -40,7 +40,7 @@ pub enum EtcdMode {
     External,
 }
 
-/// Everything the certificate and kubeconfig builders read from the configuration. The lead fills it
+/// Everything the certificate and kubeconfig builders read from the configuration. The phases fill it
 /// from the internal config model; it is kept plain so the PKI code does not depend on the API crate.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PkiInputs {
