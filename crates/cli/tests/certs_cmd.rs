@@ -5,13 +5,13 @@
 //! everything that is not random); renewed chains must pass `openssl verify`.
 
 use std::collections::BTreeMap;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use base64::Engine as _;
 use kubeadm_core::pki::{CertInfo, PrivateKey, pem_decode_all};
 use kubeadm_testkit::oracle::{diff, run, upstream_kubeadm};
+use kubeadm_testkit::rootfs::tree;
 use x509_parser::certification_request::X509CertificationRequest;
 use x509_parser::extensions::{GeneralName, ParsedExtension};
 use x509_parser::prelude::{FromDer, X509Certificate};
@@ -87,27 +87,6 @@ fn twin_roots(config: &str, edit: &dyn Fn(&Path)) -> (tempfile::TempDir, tempfil
     let our = tempfile::tempdir().expect("root");
     copy_dir(up.path(), our.path());
     (up, our)
-}
-
-fn tree(root: &Path) -> BTreeMap<String, (u32, Vec<u8>)> {
-    let mut out = BTreeMap::new();
-    let mut pending = vec![root.join("etc/kubernetes")];
-    while let Some(d) = pending.pop() {
-        let Ok(rd) = std::fs::read_dir(&d) else { continue };
-        for e in rd.flatten() {
-            let p = e.path();
-            let meta = std::fs::metadata(&p).expect("meta");
-            let rel = p.strip_prefix(root).expect("under root").display().to_string();
-            let mode = meta.permissions().mode() & 0o7777;
-            if meta.is_dir() {
-                out.insert(rel, (mode, Vec::new()));
-                pending.push(p);
-            } else {
-                out.insert(rel, (mode, std::fs::read(&p).expect("read")));
-            }
-        }
-    }
-    out
 }
 
 fn hex(b: &[u8]) -> String {
@@ -214,7 +193,7 @@ fn file_profile(path: &str, bytes: &[u8]) -> String {
 
 /// Differences between the two trees (names, modes, profiles).
 fn compare_trees(name: &str, up: &Path, our: &Path, failures: &mut Vec<String>) -> usize {
-    let (u, o) = (tree(up), tree(our));
+    let (u, o) = (tree(up, &["etc/kubernetes"]), tree(our, &["etc/kubernetes"]));
     let names = |t: &BTreeMap<String, (u32, Vec<u8>)>| t.keys().cloned().collect::<Vec<_>>().join("\n");
     if names(&u) != names(&o) {
         failures.push(format!("{name}: files\n{}", diff(&names(&u), &names(&o))));

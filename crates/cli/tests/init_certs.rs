@@ -7,12 +7,12 @@
 //! `openssl verify` checks every chain we write.
 
 use std::collections::BTreeMap;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use kubeadm_core::pki::{CertInfo, PrivateKey, pem_decode_all};
 use kubeadm_testkit::oracle::{diff, run, upstream_kubeadm};
+use kubeadm_testkit::rootfs::tree;
 use x509_parser::prelude::{FromDer, X509Certificate};
 use x509_parser::public_key::PublicKey;
 use x509_parser::x509::SubjectPublicKeyInfo;
@@ -181,28 +181,6 @@ fn cases() -> Vec<Case> {
             ],
         },
     ]
-}
-
-/// Every file and directory under `root/etc/kubernetes`: mode and content.
-fn tree(root: &Path) -> BTreeMap<String, (u32, Vec<u8>)> {
-    let mut out = BTreeMap::new();
-    let mut pending = vec![root.join("etc/kubernetes")];
-    while let Some(d) = pending.pop() {
-        let Ok(rd) = std::fs::read_dir(&d) else { continue };
-        for e in rd.flatten() {
-            let p = e.path();
-            let meta = std::fs::metadata(&p).expect("meta");
-            let rel = p.strip_prefix(root).expect("under root").display().to_string();
-            let mode = meta.permissions().mode() & 0o7777;
-            if meta.is_dir() {
-                out.insert(rel, (mode, Vec::new()));
-                pending.push(p);
-            } else {
-                out.insert(rel, (mode, std::fs::read(&p).expect("read")));
-            }
-        }
-    }
-    out
 }
 
 fn copy_dir(from: &Path, to: &Path) {
@@ -505,8 +483,8 @@ fn certs_and_kubeconfig_phases_match_upstream() {
         if up_out != our_out {
             failures.push(format!("{name}: output\n{}", diff(&up_out, &our_out)));
         }
-        let up_tree = tree(up_root.path());
-        let our_tree = tree(our_root.path());
+        let up_tree = tree(up_root.path(), &["etc/kubernetes"]);
+        let our_tree = tree(our_root.path(), &["etc/kubernetes"]);
         let names = |t: &BTreeMap<String, (u32, Vec<u8>)>| t.keys().cloned().collect::<Vec<_>>();
         if names(&up_tree) != names(&our_tree) {
             failures.push(format!(

@@ -76,25 +76,7 @@ fn create_node(server: &ApiServer) {
 
 /// Runs `kubeadm --rootfs <root> init phase <phase> --config /init.yaml`.
 fn phase(kubeadm: &Path, server: &ApiServer, phase: &[&str]) -> String {
-    let root = server.root();
-    let rootfs = root.to_string_lossy().into_owned();
-    let mut args = vec!["--rootfs", &rootfs, "init", "phase"];
-    args.extend_from_slice(phase);
-    args.extend_from_slice(&["--config", "/init.yaml"]);
-    let out = Command::new(kubeadm)
-        .args(&args)
-        .env_clear()
-        .output()
-        .expect("run kubeadm");
-    assert!(
-        out.status.success(),
-        "{} {}: {}{}",
-        kubeadm.display(),
-        args.join(" "),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    kubeadm_testkit::rootfs::init_phase(kubeadm, &server.root(), phase, "/init.yaml")
 }
 
 const PHASES: [&[&str]; 4] = [

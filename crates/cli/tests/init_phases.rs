@@ -3,7 +3,6 @@
 //! printed lines, the manifest files, their bytes and their modes must be the same.
 
 use std::collections::BTreeMap;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use kubeadm_testkit::oracle::{diff, run, upstream_kubeadm};
@@ -13,33 +12,11 @@ fn corpus() -> PathBuf {
 }
 
 /// Every file under `root/etc/kubernetes` and `root/var/lib/kubelet` with its mode and content.
-fn tree(root: &Path) -> BTreeMap<String, (u32, String)> {
-    let mut out = BTreeMap::new();
-    let mut pending = vec![root.join("etc/kubernetes"), root.join("var/lib/kubelet")];
-    while let Some(d) = pending.pop() {
-        let Ok(rd) = std::fs::read_dir(&d) else { continue };
-        for e in rd.flatten() {
-            let p = e.path();
-            let meta = std::fs::metadata(&p).expect("meta");
-            let rel = p.strip_prefix(root).expect("under root").display().to_string();
-            if meta.is_dir() {
-                out.insert(rel, (meta.permissions().mode() & 0o7777, String::new()));
-                pending.push(p);
-            } else {
-                out.insert(
-                    rel,
-                    (
-                        meta.permissions().mode() & 0o7777,
-                        std::fs::read_to_string(&p).expect("text"),
-                    ),
-                );
-            }
-        }
-    }
-    out
+fn tree(root: &Path) -> BTreeMap<String, (u32, Vec<u8>)> {
+    kubeadm_testkit::rootfs::tree(root, &["etc/kubernetes", "var/lib/kubelet"])
 }
 
-fn run_in_root(bin: &Path, cfg: &Path, phases: &[&[&str]]) -> (String, BTreeMap<String, (u32, String)>) {
+fn run_in_root(bin: &Path, cfg: &Path, phases: &[&[&str]]) -> (String, BTreeMap<String, (u32, Vec<u8>)>) {
     let root = tempfile::tempdir().expect("root");
     std::fs::copy(cfg, root.path().join("kubeadm.yaml")).expect("copy config");
     let mut stdout = String::new();
@@ -89,7 +66,7 @@ fn control_plane_etcd_and_kubelet_files_match_upstream() {
         if up_out != our_out {
             failures.push(format!("{name}: output\n{}", diff(&up_out, &our_out)));
         }
-        let names = |t: &BTreeMap<String, (u32, String)>| t.keys().cloned().collect::<Vec<_>>();
+        let names = |t: &BTreeMap<String, (u32, Vec<u8>)>| t.keys().cloned().collect::<Vec<_>>();
         if names(&up_tree) != names(&our_tree) {
             failures.push(format!(
                 "{name}: files {:?} vs {:?}",
@@ -103,7 +80,7 @@ fn control_plane_etcd_and_kubelet_files_match_upstream() {
                 Some((m, t)) if m == mode && t == text => {}
                 Some((m, t)) => failures.push(format!(
                     "{name}: {path} mode {m:o} vs {mode:o}\n{}",
-                    diff(text, t)
+                    diff(&String::from_utf8_lossy(text), &String::from_utf8_lossy(t))
                 )),
                 None => {}
             }

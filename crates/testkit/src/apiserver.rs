@@ -81,23 +81,7 @@ impl ApiServer {
             &["etcd", "local"],
             &["control-plane", "apiserver"],
         ] {
-            let rootfs = root.to_string_lossy();
-            let mut args = vec!["--rootfs", &rootfs, "init", "phase"];
-            args.extend_from_slice(phase);
-            args.extend_from_slice(&["--config", "/kubeadm.yaml"]);
-            let out = Command::new(kubeadm)
-                .args(&args)
-                .env_clear()
-                .output()
-                .expect("run kubeadm");
-            assert!(
-                out.status.success(),
-                "{} {}: {}{}",
-                kubeadm.display(),
-                args.join(" "),
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            );
+            crate::rootfs::init_phase(kubeadm, &root, phase, "/kubeadm.yaml");
         }
 
         let manifests = root.join("etc/kubernetes/manifests");

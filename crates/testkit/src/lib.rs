@@ -5,3 +5,4 @@
 
 pub mod apiserver;
 pub mod oracle;
+pub mod rootfs;
