@@ -15,7 +15,9 @@
 
 use crate::command::{Action, Tree, WorkflowKind};
 use crate::execute::Invocation;
-use crate::{addon_cmd, certs_cmd, config_cmd, init_cmd, kubeconfig_cmd, mixed_args, secrets, version};
+use crate::{
+    addon_cmd, certs_cmd, config_cmd, init_cmd, kubeconfig_cmd, mixed_args, secrets, token_cmd, version,
+};
 
 /// What a handler writes to standard output.
 pub(crate) type Output = String;
@@ -88,7 +90,9 @@ const HANDLERS: &[(&str, Handler)] = &[
     ("kubeadm kubeconfig user", kubeconfig_cmd::user),
     ("kubeadm init", run_init),
     ("kubeadm join", check_mixed_then_pending),
-    ("kubeadm token create", check_mixed_then_pending),
+    ("kubeadm token create", token_cmd::create),
+    ("kubeadm token list", token_cmd::list),
+    ("kubeadm token delete", token_cmd::delete),
 ];
 
 /// Runs the handler of an invocation.

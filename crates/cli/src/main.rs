@@ -24,6 +24,7 @@ mod init_options;
 mod kubeconfig_cmd;
 mod mixed_args;
 mod secrets;
+mod token_cmd;
 mod version;
 
 use std::io::Write;

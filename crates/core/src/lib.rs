@@ -15,3 +15,4 @@ pub mod kubelet;
 pub mod manifests;
 pub mod patches;
 pub mod pki;
+pub mod text;

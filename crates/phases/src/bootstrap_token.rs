@@ -115,3 +115,29 @@ pub(crate) fn run(data: &mut InitData) -> Result<(), PhaseError> {
     apply_rbac(c, &cluster_info::cluster_info_rbac()).map_err(BootstrapTokenError::ClusterInfoRbac)?;
     Ok(())
 }
+
+/// Why `kubeadm token create` could not create its tokens.
+#[derive(Debug, thiserror::Error)]
+pub enum CreateTokensError {
+    /// A token without a value (dynamic defaulting gives every token one).
+    #[error(transparent)]
+    Missing(#[from] bootstrap_token::MissingTokenError),
+    /// The Secret exists already, or the API refused it.
+    #[error(transparent)]
+    Cluster(#[from] ClusterError),
+}
+
+/// Upstream's `CreateNewTokens`: a Secret for each token, in order, failing on the first whose id is
+/// taken (unlike the `bootstrap-token` phase, which updates existing ones).
+pub fn create_new_tokens(
+    c: &dyn Cluster,
+    tokens: &[kubeadm_api::v1beta3::BootstrapToken],
+    now: Time,
+) -> Result<(), CreateTokensError> {
+    for (i, token) in tokens.iter().enumerate() {
+        let secret = bootstrap_token::token_secret(token, i, now)?;
+        let id = token.token.as_ref().map(|t| t.id.as_str()).unwrap_or_default();
+        c.create_or_update_token_secret(id, &secret, true)?;
+    }
+    Ok(())
+}

@@ -32,6 +32,7 @@ mod upload_certs;
 mod upload_config;
 mod wait;
 
+pub use bootstrap_token::{CreateTokensError, create_new_tokens};
 pub use certs::{ExternalCaCheck, KeyPool, detect_external_ca, external_ca_check, pki_inputs};
 pub use context::{ClusterAccess, ClusterConnectError, ClusterConnector, InitData};
 

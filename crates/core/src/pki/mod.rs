@@ -22,7 +22,7 @@ pub use existing::{
     external_ca_leaves, external_ca_status, period_warning,
 };
 pub use expiration::{
-    ExpirationEntry, ExpirationRow, expiration_entries, render_expiration_table, short_human_duration,
+    ExpirationEntry, ExpirationRow, expiration_entries, render_expiration_table,
 };
 pub use issue::{CertTemplate, IssueError, Issued, issue_ca, issue_csr, issue_signed, serial_from_random};
 pub use keys::{KeyAlgorithm, KeyError, PrivateKey};
