@@ -10,6 +10,7 @@
 
 mod dry_run;
 mod error;
+mod fake;
 mod policy;
 #[cfg(test)]
 mod tests;
@@ -21,6 +22,7 @@ use serde_json::Value;
 
 pub use dry_run::{DryRunAction, DryRunCluster, MarshalFn};
 pub use error::ClusterError;
+pub use fake::{FakeCluster, ObjectKey};
 pub use policy::{Attempt, Backoff, Poll};
 
 /// A kind of object, by where it lives in the REST API.

@@ -4,95 +4,28 @@
 //! line, object and patch from `[upload-config]` to the last addon. Upstream's run-time inputs (its
 //! clock and CA) are read back from its output; the admin.conf the phases read is rebuilt with them.
 
-use std::net::{IpAddr, Ipv4Addr};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use base64::Engine as _;
-use kubeadm_api::dynamic::{DynamicInputs, HostFacts};
-use kubeadm_api::internal::load_init_config;
 use kubeadm_api::timestamp::Time;
-use kubeadm_api::v1beta3::BootstrapTokenString;
 use kubeadm_effects::cluster::{
     Cluster, ClusterError, DryRunCluster, ListOptions, PatchType, Propagation, Resource, Verb,
 };
 use kubeadm_effects::fs::{DryRunFs, Fs};
-use kubeadm_effects::report::{Reporter, Severity};
-use kubeadm_phases::{ClusterAccess, InitData};
+use kubeadm_effects::report::Reporter;
+use kubeadm_phases::ClusterAccess;
 use kubeadm_testkit::oracle::diff;
+
+mod common;
+use common::{Captured, admin_conf, context, golden, load_config};
 use serde_json::json;
-
-#[derive(Debug, Default)]
-struct Captured(Mutex<String>);
-
-impl Reporter for Captured {
-    fn out(&self, text: &str) {
-        self.0.lock().expect("out").push_str(text);
-    }
-    fn err(&self, _: &str) {}
-    fn verbosity(&self) -> u8 {
-        0
-    }
-    fn log(&self, _: Severity, _: u8, _: &str, _: &str) {}
-}
-
-/// Forwards to the shared capture (InitData owns a boxed reporter, the dry-run client an Arc).
-struct Shared(Arc<Captured>);
-
-impl Reporter for Shared {
-    fn out(&self, text: &str) {
-        self.0.out(text);
-    }
-    fn err(&self, _: &str) {}
-    fn verbosity(&self) -> u8 {
-        0
-    }
-    fn log(&self, _: Severity, _: u8, _: &str, _: &str) {}
-}
-
-fn golden(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("../core/tests/golden/cluster/{name}"))
-}
-
-/// An admin.conf naming `server` with the CA upstream generated.
-fn admin_conf(server: &str, ca_b64: &str) -> String {
-    format!(
-        "apiVersion: v1
-clusters:
-- cluster:
-    certificate-authority-data: {ca_b64}
-    server: {server}
-  name: kubernetes
-contexts:
-- context:
-    cluster: kubernetes
-    user: kubernetes-admin
-  name: kubernetes-admin@kubernetes
-current-context: kubernetes-admin@kubernetes
-kind: Config
-users:
-- name: kubernetes-admin
-  user: {{}}
-"
-    )
-}
 
 #[test]
 fn cluster_phases_print_as_upstream_dry_run() {
     let text = std::fs::read_to_string(golden("default.dryrun.txt")).expect("golden");
     let yaml = std::fs::read_to_string(golden("default.yaml")).expect("config");
-    let host = HostFacts {
-        hostname: "node1".to_string(),
-        default_route_ipv4: Some(IpAddr::V4(Ipv4Addr::new(192, 0, 2, 2))),
-        ..HostFacts::default()
-    };
-    let mut new_token = || BootstrapTokenString::parse("abcdef.0123456789abcdef").expect("token");
-    let mut inputs = DynamicInputs {
-        host: &host,
-        new_token: &mut new_token,
-        fetch_version: &kubeadm_api::version::offline,
-    };
-    let cfg = load_init_config("default.yaml", &yaml, &mut inputs).expect("config");
+    let cfg = load_config(&yaml);
 
     // Upstream's clock: the token's printed expiration minus its 24h TTL.
     let exp_b64 = text
@@ -163,49 +96,6 @@ fn cluster_phases_print_as_upstream_dry_run() {
     );
 }
 
-/// The init context the cluster phases run with: no kubelet files, no CRI, the given client.
-fn context(
-    cfg: kubeadm_api::internal::InitConfig,
-    fs: Box<dyn Fs>,
-    out: Arc<Captured>,
-    cluster: ClusterAccess,
-    now: i64,
-    dry_run: bool,
-) -> InitData {
-    InitData {
-        cfg,
-        dry_run,
-        ignore_preflight_errors: Default::default(),
-        upload_certs: false,
-        skip_token_print: false,
-        skip_certificate_key_print: false,
-        manifest_dir: PathBuf::from("/etc/kubernetes/manifests"),
-        kubelet_dir: PathBuf::from("/nonexistent/kubelet"),
-        hostname: "node1".into(),
-        init_system: Box::new(kubeadm_effects::init_system::DryRunInitSystem::new(
-            kubeadm_host::init_system::HostInitSystem::detect(),
-        )),
-        host_probe: Box::new(kubeadm_effects::host_probe::FakeHost::default()),
-        runtime: Box::new(
-            kubeadm_host::cri::CriClient::new("unix:///nonexistent/cri.sock").expect("endpoint"),
-        ),
-        kubeconfig_dir: PathBuf::from("/etc/kubernetes"),
-        patches: None,
-        manifest_facts: Default::default(),
-        fs,
-        reporter: Box::new(Shared(out)),
-        keygen: Box::new(kubeadm_host::keygen::AwsLcKeyGen),
-        keys: Default::default(),
-        now,
-        random: || 42,
-        // The control-plane phase ran earlier in upstream's run: its authorization modes are uploaded.
-        planned: ["control-plane/apiserver".to_string()].into_iter().collect(),
-        external_ca: false,
-        period_checked: Default::default(),
-        cluster,
-    }
-}
-
 /// An API server that never becomes healthy; waits take no time.
 struct NeverHealthy;
 
@@ -251,18 +141,7 @@ fn wait_control_plane_times_out_with_a_diagnosis() {
             "kind: ClusterConfiguration",
             "kind: ClusterConfiguration\napiServer:\n  timeoutForControlPlane: 2s",
         );
-    let host = HostFacts {
-        hostname: "node1".to_string(),
-        default_route_ipv4: Some(IpAddr::V4(Ipv4Addr::new(192, 0, 2, 2))),
-        ..HostFacts::default()
-    };
-    let mut new_token = || BootstrapTokenString::parse("abcdef.0123456789abcdef").expect("token");
-    let mut inputs = DynamicInputs {
-        host: &host,
-        new_token: &mut new_token,
-        fetch_version: &kubeadm_api::version::offline,
-    };
-    let cfg = load_init_config("default.yaml", &yaml, &mut inputs).expect("config");
+    let cfg = load_config(&yaml);
     let socket = cfg.init.node_registration.cri_socket.clone();
     let out = Arc::new(Captured::default());
     let cluster = ClusterAccess::new(

@@ -81,9 +81,13 @@ pub enum ClusterError {
         /// The token id.
         id: String,
     },
-    /// A retry loop gave up; the text is apimachinery's `wait.ErrWaitTimeout`, which upstream
-    /// prints in these cases. The last error, if any, is kept as the source.
-    #[error("timed out waiting for the condition")]
+    /// A retry loop gave up; the text starts with apimachinery's `wait.ErrWaitTimeout`, which
+    /// upstream prints in these cases, and goes on with the last attempt's error, which upstream
+    /// drops: "timed out" alone does not say that the API server was unreachable, or why.
+    #[error(
+        "timed out waiting for the condition{}",
+        last.as_ref().map(|e| format!(" (last attempt: {e})")).unwrap_or_default()
+    )]
     WaitTimeout {
         /// The last attempt's error.
         #[source]

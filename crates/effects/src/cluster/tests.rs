@@ -311,7 +311,14 @@ fn token_secrets_fail_if_they_exist_and_retry_with_upstream_backoff() {
     let e = f
         .create_or_update_token_secret("abcdef", &secret, false)
         .expect_err("test");
-    assert_eq!(e.to_string(), "timed out waiting for the condition");
+    // Upstream's text, then the last attempt's error, which upstream drops.
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "timed out waiting for the condition (last attempt: failed to create or update bootstrap token with name bootstrap-token-abcdef: unable to update secret: {})",
+            unavailable(Verb::Update, &r, "bootstrap-token-abcdef")
+        )
+    );
     let secs = |n| Duration::from_secs(n);
     assert_eq!(f.pauses(), [secs(5), secs(10), secs(20), secs(40)]);
     let source = std::error::Error::source(&e)
