@@ -1,7 +1,8 @@
 //! Real consumers of what our `kubeadm` writes: etcd serving with our etcd server and peer
 //! certificates, kube-apiserver serving with ours and reaching etcd over mutual TLS with our
-//! apiserver-etcd-client certificate, and kubectl using our admin.conf. All are the upstream
-//! v1.25.16 programs (etcd 3.5.9), on 127.0.0.1 only.
+//! apiserver-etcd-client certificate, and kubectl using our admin.conf; then the same after our
+//! `certs renew all` and a restart of etcd and kube-apiserver. All are the upstream v1.25.16
+//! programs (etcd 3.5.9), on 127.0.0.1 only.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -13,7 +14,59 @@ fn etcd_apiserver_and_kubectl_accept_our_pki() {
     let ours = PathBuf::from(env!("CARGO_BIN_EXE_kubeadm"));
     // Our certs, admin.conf and manifests; the harness fails unless etcd and the API server come up
     // and /readyz answers with our CA.
-    let server = ApiServer::start_with(&ours);
+    let mut server = ApiServer::start_with(&ours);
+    consumers_accept(&server);
+
+    // `certs renew all` with ours: every leaf certificate and the kubeconfig files are replaced,
+    // and once etcd and kube-apiserver have restarted with them, everything works as before.
+    let root = server.root();
+    let watched = [
+        "etc/kubernetes/pki/apiserver.crt",
+        "etc/kubernetes/pki/apiserver-kubelet-client.crt",
+        "etc/kubernetes/pki/apiserver-etcd-client.crt",
+        "etc/kubernetes/pki/front-proxy-client.crt",
+        "etc/kubernetes/pki/etcd/server.crt",
+        "etc/kubernetes/pki/etcd/peer.crt",
+        "etc/kubernetes/pki/etcd/healthcheck-client.crt",
+        "etc/kubernetes/admin.conf",
+    ];
+    let read = |f: &str| std::fs::read(root.join(f)).unwrap_or_else(|e| panic!("{f}: {e}"));
+    let before: Vec<Vec<u8>> = watched.iter().map(|f| read(f)).collect();
+    let ca_before = read("etc/kubernetes/pki/ca.crt");
+    let renew = Command::new(&ours)
+        .args([
+            "--rootfs",
+            &root.to_string_lossy(),
+            "certs",
+            "renew",
+            "all",
+            "--config",
+            "/kubeadm.yaml",
+        ])
+        .env_clear()
+        .output()
+        .expect("run kubeadm certs renew all");
+    assert!(
+        renew.status.success(),
+        "certs renew all: {}{}",
+        String::from_utf8_lossy(&renew.stdout),
+        String::from_utf8_lossy(&renew.stderr)
+    );
+    for (f, old) in watched.iter().zip(&before) {
+        assert_ne!(&read(f), old, "{f} was not renewed");
+    }
+    assert_eq!(
+        read("etc/kubernetes/pki/ca.crt"),
+        ca_before,
+        "the CA must be kept"
+    );
+    server.restart();
+    consumers_accept(&server);
+}
+
+/// kubectl with admin.conf lists namespaces; kube-apiserver reaches etcd; etcd serves a client with
+/// the healthcheck certificate over mutual TLS and refuses one without.
+fn consumers_accept(server: &ApiServer) {
     let out = Command::new(upstream_bin("kubectl"))
         .args([
             "--kubeconfig",

@@ -35,6 +35,8 @@ pub struct ApiServer {
     port: u16,
     etcd_client_port: u16,
     startup: Duration,
+    /// How etcd and kube-apiserver were started, to start them again.
+    commands: [(PathBuf, Vec<String>); 2],
 }
 
 /// The directory holding upstream's `etcd` and `kube-apiserver`: next to upstream kubeadm.
@@ -123,25 +125,52 @@ impl ApiServer {
 
         let logs = dir.path().join("logs");
         fs::create_dir_all(&logs).expect("logs dir");
-        let etcd = spawn(&etcd_bin, &etcd_args, &logs.join("etcd.log"), dir.path());
         let mut server = ApiServer {
             dir,
-            etcd: Some(etcd),
+            etcd: None,
             etcd_client_port: client,
             apiserver: None,
             port,
             startup: Duration::ZERO,
+            commands: [(etcd_bin, etcd_args), (apiserver_bin, apiserver_args)],
         };
-        let apiserver = spawn(
-            &apiserver_bin,
-            &apiserver_args,
-            &logs.join("kube-apiserver.log"),
-            server.dir.path(),
-        );
-        server.apiserver = Some(apiserver);
-        server.wait_ready(&root.join("etc/kubernetes/pki/ca.crt"));
+        server.launch();
         server.startup = began.elapsed();
         server
+    }
+
+    /// Starts etcd and kube-apiserver with the flags of the manifests and waits until ready.
+    fn launch(&mut self) {
+        let logs = self.dir.path().join("logs");
+        let [(etcd_bin, etcd_args), (apiserver_bin, apiserver_args)] = &self.commands;
+        self.etcd = Some(spawn(
+            etcd_bin,
+            etcd_args,
+            &logs.join("etcd.log"),
+            self.dir.path(),
+        ));
+        self.apiserver = Some(spawn(
+            apiserver_bin,
+            apiserver_args,
+            &logs.join("kube-apiserver.log"),
+            self.dir.path(),
+        ));
+        self.wait_ready(&self.root().join("etc/kubernetes/pki/ca.crt"));
+    }
+
+    /// Stops etcd and kube-apiserver and starts them again (etcd keeps its data), as a node reboot
+    /// does: they read their certificates and keys afresh. Panics unless they come back ready.
+    pub fn restart(&mut self) {
+        self.stop();
+        self.launch();
+    }
+
+    fn stop(&mut self) {
+        for child in [self.apiserver.take(), self.etcd.take()].into_iter().flatten() {
+            let mut child = child;
+            let _ = child.kill();
+            let _ = child.wait();
+        }
     }
 
     /// etcd's client URL (`https://127.0.0.1:<port>`), which wants a client certificate signed by
@@ -225,11 +254,7 @@ impl ApiServer {
 
 impl Drop for ApiServer {
     fn drop(&mut self) {
-        for child in [self.apiserver.take(), self.etcd.take()].into_iter().flatten() {
-            let mut child = child;
-            let _ = child.kill();
-            let _ = child.wait();
-        }
+        self.stop();
     }
 }
 
