@@ -9,10 +9,40 @@ use std::fmt;
 
 /// The kubeadm (and client) version we re-implement.
 pub const KUBEADM_VERSION: &str = "v1.25.16";
+/// The git commit of the upstream release we re-implement, as `kubeadm version` reports it.
+pub const KUBEADM_GIT_COMMIT: &str = "c5f43560a4f98f2af3743a59299fb79f07924373";
 /// `CurrentKubernetesVersion`: what `config print` puts in `kubernetesVersion`.
 pub const CURRENT_KUBERNETES_VERSION: &str = "1.25.0";
 /// `MinimumControlPlaneVersion`.
 pub const MINIMUM_CONTROL_PLANE_VERSION: (u64, u64, u64) = (1, 24, 0);
+
+/// Go's `runtime.GOOS/GOARCH` for this build (`linux/amd64`).
+pub fn go_platform() -> String {
+    let arch = match std::env::consts::ARCH {
+        "x86_64" => "amd64",
+        "aarch64" => "arm64",
+        "x86" => "386",
+        "powerpc64" => "ppc64le",
+        other => other,
+    };
+    format!("{}/{arch}", std::env::consts::OS)
+}
+
+/// client-go's `DefaultKubernetesUserAgent` for a program started as `argv0`:
+/// `kubeadm/v1.25.16 (linux/amd64) kubernetes/c5f4356`. The API server names the field manager of
+/// every write after the part before the first `/`, so `managedFields` say `kubeadm` as upstream's do.
+pub fn user_agent(argv0: &str) -> String {
+    let command = std::path::Path::new(argv0)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .filter(|n| !n.is_empty())
+        .unwrap_or_else(|| "unknown".to_string());
+    format!(
+        "{command}/{KUBEADM_VERSION} ({}) kubernetes/{}",
+        go_platform(),
+        &KUBEADM_GIT_COMMIT[..7]
+    )
+}
 
 const RELEASE_BUCKET: &str = "https://dl.k8s.io";
 const CI_BUCKET: &str = "https://storage.googleapis.com/k8s-release-dev";

@@ -12,11 +12,7 @@ const FIELDS: &[(&str, &str, &str)] = &[
     ("Major", "major", "1"),
     ("Minor", "minor", "25"),
     ("GitVersion", "gitVersion", "v1.25.16"),
-    (
-        "GitCommit",
-        "gitCommit",
-        "c5f43560a4f98f2af3743a59299fb79f07924373",
-    ),
+    ("GitCommit", "gitCommit", kubeadm_api::version::KUBEADM_GIT_COMMIT),
     ("GitTreeState", "gitTreeState", "clean"),
     ("BuildDate", "buildDate", "2023-11-15T22:15:33Z"),
     ("GoVersion", "goVersion", GO_VERSION),
@@ -26,18 +22,6 @@ const FIELDS: &[(&str, &str, &str)] = &[
 /// The Go version of the official release build.
 pub(crate) const GO_VERSION: &str = "go1.20.10";
 
-/// Go's `runtime.GOOS/GOARCH` for this build.
-fn platform() -> String {
-    let arch = match std::env::consts::ARCH {
-        "x86_64" => "amd64",
-        "aarch64" => "arm64",
-        "x86" => "386",
-        "powerpc64" => "ppc64le",
-        other => other,
-    };
-    format!("{}/{arch}", std::env::consts::OS)
-}
-
 /// The error for an unknown `-o` value.
 #[derive(Debug, thiserror::Error)]
 #[error("invalid output format: {0}")]
@@ -45,7 +29,7 @@ pub(crate) struct InvalidOutput(String);
 
 /// The text `kubeadm version -o <output>` prints.
 pub(crate) fn render(output: &str) -> Result<String, InvalidOutput> {
-    let platform = platform();
+    let platform = kubeadm_api::version::go_platform();
     let fields: Vec<(&str, &str, &str)> = FIELDS
         .iter()
         .copied()

@@ -89,15 +89,25 @@ fn secret_view(server: &ApiServer, id: &str) -> (serde_json::Value, Option<i64>)
             "get",
             "secret",
             &format!("bootstrap-token-{id}"),
+            "--show-managed-fields",
             "-o",
             "json",
         ],
     );
     let mut v: serde_json::Value = serde_json::from_str(&text).expect("secret JSON");
     let meta = v["metadata"].as_object_mut().expect("metadata");
-    for k in ["uid", "resourceVersion", "creationTimestamp", "managedFields"] {
+    for k in ["uid", "resourceVersion", "creationTimestamp"] {
         meta.remove(k);
     }
+    // Who wrote it, as the API server recorded from the User-Agent (`kubeadm`), and how.
+    let writers: Vec<serde_json::Value> = meta
+        .remove("managedFields")
+        .and_then(|m| m.as_array().cloned())
+        .unwrap_or_default()
+        .iter()
+        .map(|f| serde_json::json!([f["manager"], f["operation"]]))
+        .collect();
+    meta.insert("managedFields".into(), writers.into());
     meta.insert("name".into(), "bootstrap-token-ID".into());
     use base64::Engine as _;
     let b64 = base64::engine::general_purpose::STANDARD;
@@ -116,6 +126,7 @@ fn assert_same_secret(server: &ApiServer, up_id: &str, us_id: &str) {
     let (up, up_exp) = secret_view(server, up_id);
     let (us, us_exp) = secret_view(server, us_id);
     assert_eq!(up, us, "Secret of token {us_id} (ours) vs {up_id} (upstream)");
+    assert_eq!(up["metadata"]["managedFields"][0][0], "kubeadm", "{up}");
     match (up_exp, us_exp) {
         (None, None) => {}
         (Some(a), Some(b)) => assert!((a - b).abs() <= 60, "expirations {a} vs {b}"),

@@ -93,6 +93,12 @@ impl KubeCluster {
                     path: path.to_path_buf(),
                     message: e.to_string(),
                 })?;
+            // Upstream's client-go User-Agent: the API server records writes under the name before
+            // its first `/` (`managedFields[].manager: kubeadm`).
+            let argv0 = std::env::args().next().unwrap_or_default();
+            if let Ok(agent) = http::HeaderValue::from_str(&kubeadm_api::version::user_agent(&argv0)) {
+                config.headers.push((http::header::USER_AGENT, agent));
+            }
             config.connect_timeout = Some(Duration::from_secs(10));
             config.read_timeout = Some(REQUEST_TIMEOUT);
             config.write_timeout = Some(REQUEST_TIMEOUT);
