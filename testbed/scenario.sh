@@ -32,6 +32,9 @@ script=$here/scenarios/$name.sh
 
 # shellcheck source=lib/node.sh
 . "$here/lib/node.sh"
+# One scenario at a time on this machine: a second run waits here rather than tearing down the first.
+exec 9>"$TB_RUN.lock"
+flock -w 3600 9 || tb_die "another testbed scenario still holds $TB_RUN.lock after an hour"
 "$here/upstream/build.sh" all
 "$here/images/build.sh"
 [ -n "$kubeadm" ] || kubeadm=$TB_UPSTREAM/kubeadm

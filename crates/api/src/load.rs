@@ -154,6 +154,8 @@ pub enum LoadError {
     NoInitOrCluster {
         /// File name.
         file: String,
+        /// What upstream logs before it fails: the documents it did not know or ignored.
+        warnings: Vec<ConfigWarning>,
     },
     /// No JoinConfiguration.
     #[error("{file}: no JoinConfiguration found in the supplied config")]
@@ -420,6 +422,7 @@ pub fn load_init(file: &str, text: &str, allow_deprecated: bool) -> Result<Loade
     if init.is_none() && cluster.is_none() {
         return Err(LoadError::NoInitOrCluster {
             file: file.to_string(),
+            warnings,
         });
     }
     let init = init.unwrap_or_else(|| {

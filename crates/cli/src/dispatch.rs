@@ -66,6 +66,7 @@ const HANDLERS: &[(&str, Handler)] = &[
     ),
     ("kubeadm config migrate", config_cmd::migrate),
     ("kubeadm config images list", config_cmd::images_list),
+    ("kubeadm config images pull", config_cmd::images_pull),
     ("kubeadm token generate", run_token_generate),
     ("kubeadm certs certificate-key", run_certificate_key),
     ("kubeadm token", missing_subcommand),
