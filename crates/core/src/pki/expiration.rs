@@ -3,8 +3,8 @@
 //! upstream's settings (minwidth 10, padding 3, spaces).
 
 use super::der::civil_from_unix;
-use crate::text::{short_human_duration, tabwrite};
 use super::spec::{CertId, EtcdMode, cert_list, cert_spec};
+use crate::text::{short_human_duration, tabwrite};
 
 /// One line the command reports on.
 #[derive(Debug, Clone, PartialEq, Eq)]
