@@ -2,7 +2,8 @@
 //! v1.25.16 on loopback): our `init phase upload-config all | mark-control-plane | bootstrap-token |
 //! addon all`, each run twice, must leave the same objects as upstream kubeadm's phases leave on a
 //! second server, read back with upstream `kubectl`; and the objects themselves are checked (node
-//! labels and taints, token Secret, cluster-info, RBAC, addons).
+//! labels and taints, token Secret, cluster-info, RBAC, addons); with kube-apiserver killed, the
+//! phases fail clearly and, once it is back, a re-run leaves what one uninterrupted run leaves.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -341,6 +342,66 @@ fn cluster_phases_leave_what_upstream_leaves() {
             .expect("our sealed CA opens with the key");
     let ca = std::fs::read(ours_server.root().join("etc/kubernetes/pki/ca.crt")).expect("ca");
     assert!(opened == ca, "the sealed CA is not the CA");
+}
+
+/// kube-apiserver killed: `upload-config` and `bootstrap-token` fail, after upstream's retry
+/// deadlines, with an error that names the phase, the call and that the API server is unavailable.
+/// Once it is back, running the phases again leaves exactly what one uninterrupted run leaves.
+#[test]
+fn phases_fail_clearly_without_api_server_and_rerun_cleanly() {
+    let ours = PathBuf::from(env!("CARGO_BIN_EXE_kubeadm"));
+    let (reference, _) = run_all(&ours);
+
+    let mut server = ApiServer::start_with(&ours);
+    std::fs::write(server.root().join("init.yaml"), config(server.port())).expect("config");
+    create_node(&server);
+    // The first phase lands, then the server dies.
+    phase(&ours, &server, PHASES[0]);
+    server.kill_apiserver();
+    let rootfs = server.root().to_string_lossy().into_owned();
+    let failures: Vec<(String, std::process::Output)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = [&["upload-config", "all"][..], &["bootstrap-token"]]
+            .into_iter()
+            .map(|p| {
+                let (ours, rootfs) = (&ours, &rootfs);
+                scope.spawn(move || {
+                    let mut args = vec!["--rootfs", rootfs.as_str(), "init", "phase"];
+                    args.extend_from_slice(p);
+                    args.extend_from_slice(&["--config", "/init.yaml"]);
+                    let out = Command::new(ours)
+                        .args(&args)
+                        .env_clear()
+                        .output()
+                        .expect("run kubeadm");
+                    (p.join("/"), out)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().expect("thread")).collect()
+    });
+    for (p, out) in &failures {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{p}: {stderr}");
+        let first = stderr.lines().next().unwrap_or_default();
+        assert!(
+            first.starts_with("error execution phase ")
+                && first.contains("the API server is unavailable")
+                && first.contains(&format!("127.0.0.1:{}", server.port())),
+            "{p}: unclear error: {stderr}"
+        );
+    }
+
+    server.restart();
+    for p in PHASES {
+        phase(&ours, &server, p);
+    }
+    let (want, got) = (objects(&reference), objects(&server));
+    assert!(
+        want == got,
+        "objects after the outage differ:\n{}",
+        diff(&want, &got)
+    );
+    assert_eq!(node_view(&reference), node_view(&server));
 }
 
 /// Runs `kubeadm --rootfs <root> init phase wait-control-plane` (a phase without flags: the
