@@ -10,7 +10,7 @@ use std::process::Command;
 
 use base64::Engine as _;
 
-use kubeadm_testkit::apiserver::{ApiServer, upstream_bin};
+use kubeadm_testkit::apiserver::ApiServer;
 use kubeadm_testkit::oracle::{diff, upstream_kubeadm};
 
 /// The node no kubelet registers here; the test creates it as a kubelet would.
@@ -42,26 +42,6 @@ apiServer:
     )
 }
 
-fn kubectl(server: &ApiServer, args: &[&str]) -> String {
-    let out = Command::new(upstream_bin("kubectl"))
-        .arg("--kubeconfig")
-        .arg(server.kubeconfig())
-        .args(args)
-        .env_clear()
-        // kubectl keeps a discovery cache under $HOME/.kube.
-        .env("HOME", server.root())
-        .output()
-        .expect("run kubectl");
-    assert!(
-        out.status.success(),
-        "kubectl {}: {}{}",
-        args.join(" "),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
 /// Creates the Node as the kubelet registers it (with its hostname label).
 fn create_node(server: &ApiServer) {
     let manifest = server.root().join("node.json");
@@ -72,7 +52,7 @@ fn create_node(server: &ApiServer) {
         ),
     )
     .expect("node manifest");
-    kubectl(server, &["create", "-f", &manifest.to_string_lossy()]);
+    server.kubectl(&["create", "-f", &manifest.to_string_lossy()]);
 }
 
 /// Runs `kubeadm --rootfs <root> init phase <phase> --config /init.yaml`.
@@ -107,25 +87,23 @@ fn run_all(kubeadm: &Path) -> (ApiServer, String) {
 }
 
 fn objects(server: &ApiServer) -> String {
-    let mut names: Vec<String> = kubectl(
-        server,
-        &[
+    let mut names: Vec<String> = server
+        .kubectl(&[
             "get",
             KINDS,
             "-A",
             "-o",
             r#"jsonpath={range .items[*]}{.kind}/{.metadata.namespace}/{.metadata.name}{"\n"}{end}"#,
-        ],
-    )
-    .lines()
-    // Objects the API server makes itself differ in their generated suffixes only.
-    .filter(|l| {
-        !l.contains("/kube-root-ca.crt") && !l.starts_with("ServiceAccount/")
-            || l.contains("coredns")
-            || l.contains("kube-proxy")
-    })
-    .map(str::to_string)
-    .collect();
+        ])
+        .lines()
+        // Objects the API server makes itself differ in their generated suffixes only.
+        .filter(|l| {
+            !l.contains("/kube-root-ca.crt") && !l.starts_with("ServiceAccount/")
+                || l.contains("coredns")
+                || l.contains("kube-proxy")
+        })
+        .map(str::to_string)
+        .collect();
     names.sort();
     names.join("\n")
 }
@@ -136,16 +114,13 @@ fn masked(server: &ApiServer, text: String) -> String {
 }
 
 fn node_view(server: &ApiServer) -> String {
-    kubectl(
-        server,
-        &[
-            "get",
-            "node",
-            NODE,
-            "-o",
-            "jsonpath={.metadata.labels}|{.metadata.annotations}|{.spec.taints}",
-        ],
-    )
+    server.kubectl(&[
+        "get",
+        "node",
+        NODE,
+        "-o",
+        "jsonpath={.metadata.labels}|{.metadata.annotations}|{.spec.taints}",
+    ])
 }
 
 #[test]
@@ -247,25 +222,22 @@ fn cluster_phases_leave_what_upstream_leaves() {
             args.extend_from_slice(&["-n", ns]);
         }
         let (w, g) = (
-            masked(&theirs_server, kubectl(&theirs_server, &args)),
-            masked(&ours_server, kubectl(&ours_server, &args)),
+            masked(&theirs_server, theirs_server.kubectl(&args)),
+            masked(&ours_server, ours_server.kubectl(&args)),
         );
         assert!(w == g, "{kind} {ns}/{name} differs:\n{}", diff(&w, &g));
     }
 
     // cluster-info names this server with our CA (its kubeconfig differs only as the CAs do).
-    let info = kubectl(
-        &ours_server,
-        &[
-            "get",
-            "cm",
-            "-n",
-            "kube-public",
-            "cluster-info",
-            "-o",
-            "jsonpath={.data.kubeconfig}",
-        ],
-    );
+    let info = ours_server.kubectl(&[
+        "get",
+        "cm",
+        "-n",
+        "kube-public",
+        "cluster-info",
+        "-o",
+        "jsonpath={.data.kubeconfig}",
+    ]);
     assert!(
         info.contains(&format!("server: https://127.0.0.1:{}", ours_server.port())),
         "{info}"
@@ -303,9 +275,7 @@ fn cluster_phases_leave_what_upstream_leaves() {
         );
     }
     let certs_view = |server: &ApiServer| {
-        kubectl(
-            server,
-            &[
+        server.kubectl(&[
                 "get",
                 "secret",
                 "-n",
@@ -322,18 +292,15 @@ fn cluster_phases_leave_what_upstream_leaves() {
         got.starts_with("ca.crt ca.key etcd-ca.crt etcd-ca.key front-proxy-ca.crt"),
         "{got}"
     );
-    let sealed = kubectl(
-        &ours_server,
-        &[
-            "get",
-            "secret",
-            "-n",
-            "kube-system",
-            "kubeadm-certs",
-            "-o",
-            r#"jsonpath={.data.ca\.crt}"#,
-        ],
-    );
+    let sealed = ours_server.kubectl(&[
+        "get",
+        "secret",
+        "-n",
+        "kube-system",
+        "kubeadm-certs",
+        "-o",
+        r#"jsonpath={.data.ca\.crt}"#,
+    ]);
     let sealed = base64::engine::general_purpose::STANDARD
         .decode(sealed.trim())
         .expect("base64");

@@ -3,9 +3,8 @@
 //! (token ids swapped), the same Secrets, the same errors and exit codes, the same dry-run report.
 
 use std::path::Path;
-use std::process::Command;
 
-use kubeadm_testkit::apiserver::{ApiServer, upstream_bin};
+use kubeadm_testkit::apiserver::ApiServer;
 use kubeadm_testkit::oracle::{Run, diff, run, upstream_kubeadm};
 
 fn ours() -> std::path::PathBuf {
@@ -60,40 +59,19 @@ impl Pair<'_> {
     }
 }
 
-fn kubectl(server: &ApiServer, args: &[&str]) -> String {
-    let out = Command::new(upstream_bin("kubectl"))
-        .arg("--kubeconfig")
-        .arg(server.kubeconfig())
-        .args(args)
-        .env_clear()
-        .env("HOME", server.root())
-        .output()
-        .expect("run kubectl");
-    assert!(
-        out.status.success(),
-        "kubectl {}: {}",
-        args.join(" "),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
 /// A token Secret as JSON, with what the server and the clock set removed and the id masked;
 /// the expiration is returned apart, as Unix seconds.
 fn secret_view(server: &ApiServer, id: &str) -> (serde_json::Value, Option<i64>) {
-    let text = kubectl(
-        server,
-        &[
-            "-n",
-            "kube-system",
-            "get",
-            "secret",
-            &format!("bootstrap-token-{id}"),
-            "--show-managed-fields",
-            "-o",
-            "json",
-        ],
-    );
+    let text = server.kubectl(&[
+        "-n",
+        "kube-system",
+        "get",
+        "secret",
+        &format!("bootstrap-token-{id}"),
+        "--show-managed-fields",
+        "-o",
+        "json",
+    ]);
     let mut v: serde_json::Value = serde_json::from_str(&text).expect("secret JSON");
     let meta = v["metadata"].as_object_mut().expect("metadata");
     for k in ["uid", "resourceVersion", "creationTimestamp"] {
@@ -135,7 +113,8 @@ fn assert_same_secret(server: &ApiServer, up_id: &str, us_id: &str) {
 }
 
 fn token_exists(server: &ApiServer, id: &str) -> bool {
-    kubectl(server, &["-n", "kube-system", "get", "secrets", "-o", "name"])
+    server
+        .kubectl(&["-n", "kube-system", "get", "secrets", "-o", "name"])
         .lines()
         .any(|l| l == format!("secret/bootstrap-token-{id}"))
 }
@@ -292,7 +271,7 @@ fn token_commands_match_upstream_on_a_real_server() {
         r#"{"apiVersion":"v1","kind":"Secret","type":"bootstrap.kubernetes.io/token","metadata":{"name":"bootstrap-token-zzzzzz","namespace":"kube-system"},"stringData":{"token-id":"yyyyyy","token-secret":"0123456789abcdef"}}"#,
     )
     .expect("bad token");
-    kubectl(&server, &["create", "-f", &bad.to_string_lossy()]);
+    server.kubectl(&["create", "-f", &bad.to_string_lossy()]);
     let listed = pair.same(&args(&["token", "list"]), "", "");
     assert!(listed.stdout.starts_with("TOKEN "), "{}", listed.stdout);
     assert!(listed.stdout.contains("aaaaa7.") && listed.stdout.contains("bbbbb7."));

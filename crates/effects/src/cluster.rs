@@ -249,9 +249,59 @@ pub const API_CALL_WITH_WRITE_TIMEOUT: Duration = Duration::from_secs(40);
 /// Upstream's `constants.PatchNodeTimeout`.
 pub const PATCH_NODE_TIMEOUT: Duration = Duration::from_secs(120);
 
+/// A shared client is a client too, so that a test can keep a handle on the fake it gives away.
+impl<C: Cluster + ?Sized> Cluster for std::sync::Arc<C> {
+    fn get(&self, resource: &Resource, namespace: &str, name: &str) -> Result<Value, ClusterError> {
+        (**self).get(resource, namespace, name)
+    }
+    fn list(
+        &self,
+        resource: &Resource,
+        namespace: &str,
+        options: &ListOptions,
+    ) -> Result<Vec<Value>, ClusterError> {
+        (**self).list(resource, namespace, options)
+    }
+    fn create(&self, resource: &Resource, object: &Value) -> Result<Value, ClusterError> {
+        (**self).create(resource, object)
+    }
+    fn update(&self, resource: &Resource, object: &Value) -> Result<Value, ClusterError> {
+        (**self).update(resource, object)
+    }
+    fn patch(
+        &self,
+        resource: &Resource,
+        namespace: &str,
+        name: &str,
+        patch_type: PatchType,
+        patch: &Value,
+    ) -> Result<Value, ClusterError> {
+        (**self).patch(resource, namespace, name, patch_type, patch)
+    }
+    fn delete(
+        &self,
+        resource: &Resource,
+        namespace: &str,
+        name: &str,
+        propagation: Option<Propagation>,
+    ) -> Result<(), ClusterError> {
+        (**self).delete(resource, namespace, name, propagation)
+    }
+    fn healthy(&self) -> Result<bool, ClusterError> {
+        (**self).healthy()
+    }
+    fn pause(&self, duration: Duration) {
+        (**self).pause(duration);
+    }
+    fn wait_for_api(&self, timeout: Duration) -> Result<Duration, ClusterError> {
+        (**self).wait_for_api(timeout)
+    }
+}
+
 /// Access to the API server. Implementations: the kube-rs client (kubeadm-host), [`DryRunCluster`]
-/// and the fakes of kubeadm-testkit. The provided methods are upstream's policies, built only on
-/// the required calls.
+/// and [`FakeCluster`]. The provided methods are upstream's policies, built only on the required
+/// calls; implementations override none of them but `pause` and `wait_for_api` (the `Arc`
+/// forwarding above relies on that).
 pub trait Cluster: Send + Sync {
     /// GET one object.
     fn get(&self, resource: &Resource, namespace: &str, name: &str) -> Result<Value, ClusterError>;

@@ -184,6 +184,27 @@ impl ApiServer {
         self.root().join("etc/kubernetes/admin.conf")
     }
 
+    /// Runs upstream `kubectl` with the admin kubeconfig and returns its standard output; panics
+    /// with its error output when it fails. Its discovery cache goes under the temp root.
+    pub fn kubectl(&self, args: &[&str]) -> String {
+        let out = Command::new(upstream_bin("kubectl"))
+            .arg("--kubeconfig")
+            .arg(self.kubeconfig())
+            .args(args)
+            .env_clear()
+            .env("HOME", self.root())
+            .output()
+            .expect("run kubectl");
+        assert!(
+            out.status.success(),
+            "kubectl {}: {}{}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
     /// The temp root upstream kubeadm wrote into (`etc/kubernetes/pki`, …).
     pub fn root(&self) -> PathBuf {
         self.dir.path().join("root")
