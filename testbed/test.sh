@@ -29,9 +29,9 @@ if [ ${#args[@]} = 0 ]; then
     for s in $ours_scenarios; do
       check "scenario $s (our kubeadm)" "$here/scenario.sh" "$s" --kubeadm "$ours"
     done
-    # Our whole `kubeadm init`, then upstream's join (with the command ours printed) and reset.
-    check "scenario init-join-reset (our init, upstream join and reset)" \
-      env TB_JOIN_KUBEADM="${KUBEADM_RS_CACHE:-$HOME/.cache/kubeadm-rs}/upstream/kubeadm" \
+    # Our whole `kubeadm init`, then upstream's join (with the command ours printed), then our reset.
+    check "scenario init-join-reset (our init, upstream join, our reset)" \
+      env TB_JOIN_KUBEADM="${KUBEADM_RS_CACHE:-$HOME/.cache/kubeadm-rs}/upstream/kubeadm" TB_RESET_KUBEADM="$ours" \
       "$here/scenario.sh" init-join-reset --kubeadm "$ours"
   fi
 fi

@@ -58,8 +58,10 @@ tb_poll 60 "kubectl get nodes lists node1" node_listed node1 ||
 kubectl1 get nodes >&2
 
 join=$(sed -n '/^kubeadm join /,/[^\\]$/p' "$TB_RUN/node1/init.log" | tr -d '\\\n' | tr -s ' \t' ' ')
-# TB_JOIN_KUBEADM runs join and reset with another kubeadm (e.g. upstream's while the init under test
-# is ours, which has no join or reset yet): the printed join command is run as printed, with that binary.
+# TB_JOIN_KUBEADM runs join with another kubeadm (e.g. upstream's while the init under test is ours,
+# which has no join yet): the printed join command is run as printed, with that binary.
+# TB_RESET_KUBEADM runs reset with another kubeadm (default: the join one), e.g. ours after upstream's join.
+reset_kubeadm=${TB_RESET_KUBEADM:-${TB_JOIN_KUBEADM:-kubeadm}}
 if [ -n "${TB_JOIN_KUBEADM:-}" ]; then join="$TB_JOIN_KUBEADM${join#kubeadm}"; fi
 [ -n "$join" ] || fail "no join command in the output of kubeadm init"
 case "$join" in *--discovery-token-ca-cert-hash*) ;; *) fail "join command without token discovery: $join" ;; esac
@@ -85,15 +87,20 @@ kubectl1 delete node node2 >&2 || fail "kubectl delete node node2"
 tb_poll 60 "node2 gone from the API" node_absent node2 ||
   fail "node2 still listed"
 for n in 2 1; do
-  tb_log "kubeadm reset -f on node$n"
-  if ! tb_node_exec "$n" timeout 300 "${TB_JOIN_KUBEADM:-kubeadm}" reset -f >"$TB_RUN/node$n/reset.log" 2>&1; then
+  tb_log "kubeadm reset -f on node$n ($reset_kubeadm)"
+  if ! tb_node_exec "$n" timeout 300 "$reset_kubeadm" reset -f >"$TB_RUN/node$n/reset.log" 2>&1; then
     cat "$TB_RUN/node$n/reset.log" >&2
     fail "kubeadm reset on node$n failed"
   fi
+  cat "$TB_RUN/node$n/reset.log" >&2
   [ "$(tb_node_exec "$n" systemctl is-active kubelet)" = inactive ] || fail "node$n: kubelet still active after reset"
   tb_poll 60 "node$n: no pod sandboxes left" no_sandboxes "$n" ||
     fail "node$n: pods left after reset"
   [ -z "$(tb_node_exec "$n" ls -A /etc/kubernetes/manifests 2>/dev/null)" ] || fail "node$n: manifests left after reset"
+  # The stateful directories are emptied (etcd's data exists on node1 only), the kubeconfigs deleted.
+  [ -z "$(tb_node_exec "$n" find /var/lib/etcd /etc/kubernetes/pki -mindepth 1 2>/dev/null)" ] ||
+    fail "node$n: etcd data or certificates left after reset"
+  [ -z "$(tb_node_exec "$n" sh -c 'ls /etc/kubernetes/*.conf' 2>/dev/null)" ] || fail "node$n: kubeconfig files left after reset"
 done
 tb_poll 30 "API server on node1 gone" api_down ||
   fail "API server still answers after reset"

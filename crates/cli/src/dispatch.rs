@@ -16,7 +16,8 @@
 use crate::command::{Action, Tree, WorkflowKind};
 use crate::execute::Invocation;
 use crate::{
-    addon_cmd, certs_cmd, config_cmd, init_cmd, kubeconfig_cmd, mixed_args, secrets, token_cmd, version,
+    addon_cmd, certs_cmd, config_cmd, init_cmd, kubeconfig_cmd, mixed_args, reset_cmd, secrets, token_cmd,
+    version,
 };
 
 /// What a handler writes to standard output.
@@ -91,6 +92,7 @@ const HANDLERS: &[(&str, Handler)] = &[
     ("kubeadm kubeconfig user", kubeconfig_cmd::user),
     ("kubeadm init", run_init),
     ("kubeadm join", check_mixed_then_pending),
+    ("kubeadm reset", run_reset),
     ("kubeadm token create", token_cmd::create),
     ("kubeadm token list", token_cmd::list),
     ("kubeadm token delete", token_cmd::delete),
@@ -132,6 +134,11 @@ fn run_init(inv: &Invocation<'_>, _: &mut Output) -> Result<(), CommandError> {
     init_cmd::run(inv, &[])
 }
 
+/// `kubeadm reset`: the whole workflow, then the stateful directories and the instructions.
+fn run_reset(inv: &Invocation<'_>, _: &mut Output) -> Result<(), CommandError> {
+    reset_cmd::run(inv, &[])
+}
+
 /// Upstream's `SubCmdRunE`: a command that only groups subcommands.
 fn missing_subcommand(inv: &Invocation<'_>, _: &mut Output) -> Result<(), CommandError> {
     let name = inv.command.name();
@@ -167,6 +174,9 @@ fn run_phase(
             return addon_cmd::print(selector, inv, out);
         }
         return init_cmd::run(inv, std::slice::from_ref(selector));
+    }
+    if let (WorkflowKind::Reset, Action::Phase { selector, .. }) = (workflow, &inv.command.action) {
+        return reset_cmd::run(inv, std::slice::from_ref(selector));
     }
     if matches!(workflow, WorkflowKind::Join) {
         mixed_args::validate(&inv.flags).map_err(|e| CommandError::Failed(e.to_string()))?;

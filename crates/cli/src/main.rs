@@ -23,6 +23,7 @@ mod init_cmd;
 mod init_options;
 mod kubeconfig_cmd;
 mod mixed_args;
+mod reset_cmd;
 mod secrets;
 mod token_cmd;
 mod version;

@@ -1,5 +1,6 @@
 //! The file system as kubeadm uses it: whole-file reads, atomic whole-file writes with a mode,
-//! directories, removal.
+//! directories, removal, and the few mount operations `reset` needs (resolving a directory's real
+//! path, unmounting what is mounted under it).
 //!
 //! [`DryRunFs`] is the dry-run decorator: reads pass through to the wrapped file system unless the run
 //! itself wrote the file; writes land in an in-memory overlay and are reported, so nothing on disk
@@ -24,6 +25,41 @@ pub trait Fs: Send + Sync {
     fn create_dir_all(&self, path: &Path, mode: u32) -> io::Result<()>;
     /// Removes a file; no error if it does not exist.
     fn remove_file(&self, path: &Path) -> io::Result<()>;
+
+    /// The names of a directory's entries, sorted (Go's `Readdirnames`, used by `reset` to empty a
+    /// directory). The default reports the operation as unsupported, for implementations that never
+    /// list directories.
+    fn list_dir(&self, path: &Path) -> io::Result<Vec<String>> {
+        Err(unsupported("list_dir", path))
+    }
+
+    /// Removes a file or a directory with everything under it; no error if nothing is there (Go's
+    /// `os.RemoveAll`). Default: unsupported.
+    fn remove_all(&self, path: &Path) -> io::Result<()> {
+        Err(unsupported("remove_all", path))
+    }
+
+    /// The path with every symbolic link resolved (Go's `filepath.EvalSymlinks`); fails when it does
+    /// not exist. Default: unsupported.
+    fn canonicalize(&self, path: &Path) -> io::Result<PathBuf> {
+        Err(unsupported("canonicalize", path))
+    }
+
+    /// Unmounts the file system mounted at `path` (`umount(2)` without flags). Default: unsupported.
+    fn unmount(&self, path: &Path) -> io::Result<()> {
+        Err(unsupported("unmount", path))
+    }
+}
+
+/// The error of an [`Fs`] operation an implementation does not provide.
+fn unsupported(operation: &str, path: &Path) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::Unsupported,
+        format!(
+            "{operation} {}: not supported by this file system",
+            path.display()
+        ),
+    )
 }
 
 /// One change a dry run would have made.
@@ -48,6 +84,16 @@ pub enum FsChange {
     /// A file removed.
     Remove {
         /// Path.
+        path: PathBuf,
+    },
+    /// A file or a directory tree removed (`remove_all`).
+    RemoveAll {
+        /// Path.
+        path: PathBuf,
+    },
+    /// A file system unmounted.
+    Unmount {
+        /// The mount point.
         path: PathBuf,
     },
 }
@@ -135,6 +181,32 @@ impl<F: Fs> Fs for DryRunFs<F> {
         });
         Ok(())
     }
+
+    /// Lists the wrapped file system: entries removed or written by the run itself are not
+    /// reflected (no caller lists a directory it changed in the same run).
+    fn list_dir(&self, path: &Path) -> io::Result<Vec<String>> {
+        self.inner.list_dir(path)
+    }
+
+    fn remove_all(&self, path: &Path) -> io::Result<()> {
+        let mut o = self.lock();
+        o.files.insert(path.to_path_buf(), None);
+        o.changes.push(FsChange::RemoveAll {
+            path: path.to_path_buf(),
+        });
+        Ok(())
+    }
+
+    fn canonicalize(&self, path: &Path) -> io::Result<PathBuf> {
+        self.inner.canonicalize(path)
+    }
+
+    fn unmount(&self, path: &Path) -> io::Result<()> {
+        self.lock().changes.push(FsChange::Unmount {
+            path: path.to_path_buf(),
+        });
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -163,6 +235,36 @@ mod tests {
         fn remove_file(&self, _: &Path) -> io::Result<()> {
             panic!("dry run removed a file")
         }
+        fn remove_all(&self, _: &Path) -> io::Result<()> {
+            panic!("dry run removed a tree")
+        }
+        fn unmount(&self, _: &Path) -> io::Result<()> {
+            panic!("dry run unmounted")
+        }
+    }
+
+    #[test]
+    fn tree_removal_and_unmount_are_only_recorded() {
+        let fs = DryRunFs::new(ReadOnly);
+        fs.remove_all(Path::new("/etc/existing")).expect("remove_all");
+        assert!(!fs.exists(Path::new("/etc/existing")));
+        fs.unmount(Path::new("/var/lib/kubelet/pods/x")).expect("unmount");
+        assert_eq!(
+            fs.changes(),
+            [
+                FsChange::RemoveAll {
+                    path: "/etc/existing".into()
+                },
+                FsChange::Unmount {
+                    path: "/var/lib/kubelet/pods/x".into()
+                }
+            ]
+        );
+        // What the wrapped file system does not provide stays unsupported.
+        assert_eq!(
+            fs.list_dir(Path::new("/etc")).expect_err("unsupported").kind(),
+            io::ErrorKind::Unsupported
+        );
     }
 
     #[test]

@@ -6,6 +6,7 @@
 //! Depends on kubeadm-api only.
 pub mod cluster;
 pub mod cri;
+pub mod etcd;
 pub mod fs;
 pub mod host_probe;
 pub mod init_system;

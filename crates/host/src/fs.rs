@@ -7,7 +7,7 @@
 use std::fs;
 use std::io::{self, Write};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use kubeadm_effects::fs::Fs;
 
@@ -63,6 +63,39 @@ impl Fs for RealFs {
             other => other,
         }
     }
+
+    fn list_dir(&self, path: &Path) -> io::Result<Vec<String>> {
+        let mut names = fs::read_dir(path)?
+            .map(|e| e.map(|e| e.file_name().to_string_lossy().into_owned()))
+            .collect::<io::Result<Vec<_>>>()?;
+        names.sort();
+        Ok(names)
+    }
+
+    fn remove_all(&self, path: &Path) -> io::Result<()> {
+        // Not following a symbolic link: a link to a directory is removed, not what it points to.
+        let meta = match fs::symlink_metadata(path) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+            other => other?,
+        };
+        let result = if meta.is_dir() {
+            fs::remove_dir_all(path)
+        } else {
+            fs::remove_file(path)
+        };
+        match result {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+            other => other,
+        }
+    }
+
+    fn canonicalize(&self, path: &Path) -> io::Result<PathBuf> {
+        fs::canonicalize(path)
+    }
+
+    fn unmount(&self, path: &Path) -> io::Result<()> {
+        nix::mount::umount(path).map_err(io::Error::from)
+    }
 }
 
 #[cfg(test)]
@@ -82,6 +115,32 @@ mod tests {
         );
         // No temporary file is left behind.
         assert_eq!(fs::read_dir(dir.path().join("pki")).expect("ls").count(), 1);
+    }
+
+    #[test]
+    fn remove_all_takes_trees_links_and_nothing() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let tree = dir.path().join("pods/a/volumes");
+        fs::create_dir_all(&tree).expect("mkdir");
+        fs::write(tree.join("f"), b"x").expect("write");
+        let kept = dir.path().join("kept");
+        fs::create_dir(&kept).expect("mkdir");
+        fs::write(kept.join("g"), b"y").expect("write");
+        std::os::unix::fs::symlink(&kept, dir.path().join("link")).expect("symlink");
+        assert_eq!(RealFs.list_dir(dir.path()).expect("ls"), ["kept", "link", "pods"]);
+        RealFs.remove_all(&dir.path().join("pods")).expect("tree");
+        RealFs.remove_all(&dir.path().join("link")).expect("link");
+        RealFs.remove_all(&dir.path().join("absent")).expect("absent");
+        assert_eq!(RealFs.list_dir(dir.path()).expect("ls"), ["kept"]);
+        // The link's target survives its link.
+        assert!(kept.join("g").exists());
+        assert_eq!(
+            RealFs
+                .canonicalize(&dir.path().join("kept/../kept"))
+                .expect("real"),
+            fs::canonicalize(&kept).expect("real")
+        );
+        assert!(RealFs.canonicalize(&dir.path().join("absent")).is_err());
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! Depends on kubeadm-api and kubeadm-effects; heavy dependencies (kube, etcd, gRPC) live only here.
 pub mod cluster;
 pub mod cri;
+pub mod etcd;
 pub mod fs;
 pub mod host_probe;
 pub mod init_system;

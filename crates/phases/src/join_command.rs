@@ -70,7 +70,7 @@ pub fn current_cluster(
         .next()
         .map(|d| d.value)
         .unwrap_or(Value::Null);
-    let cluster = cluster_of(&doc).ok_or(JoinCommandError::NoCluster)?;
+    let cluster = kubeadm_core::kubeconfig::current_cluster(&doc).ok_or(JoinCommandError::NoCluster)?;
     let server = cluster
         .get("server")
         .and_then(Value::as_str)
@@ -95,21 +95,6 @@ pub fn current_cluster(
         return Err(JoinCommandError::NoCa);
     };
     Ok(CurrentCluster { server, ca_pem })
-}
-
-fn cluster_of(doc: &Value) -> Option<&Value> {
-    let current = doc.get("current-context")?.as_str()?;
-    let ctx = doc
-        .get("contexts")?
-        .as_array()?
-        .iter()
-        .find(|c| c.get("name").and_then(Value::as_str) == Some(current))?;
-    let name = ctx.get("context")?.get("cluster")?.as_str()?;
-    doc.get("clusters")?
-        .as_array()?
-        .iter()
-        .find(|c| c.get("name").and_then(Value::as_str) == Some(name))?
-        .get("cluster")
 }
 
 /// `pubkeypin.Hash`: `sha256:` and the hex SHA-256 of the certificate's SubjectPublicKeyInfo.

@@ -28,6 +28,8 @@ pub mod kubeconfig;
 mod kubelet;
 mod kubelet_finalize;
 mod mark_control_plane;
+pub mod reset_cluster;
+pub mod reset_phases;
 mod upload_certs;
 mod upload_config;
 mod wait;
@@ -35,6 +37,7 @@ mod wait;
 pub use bootstrap_token::{CreateTokensError, create_new_tokens};
 pub use certs::{ExternalCaCheck, KeyPool, detect_external_ca, external_ca_check, pki_inputs};
 pub use context::{ClusterAccess, ClusterConnectError, ClusterConnector, InitData};
+pub use reset_phases::ResetData;
 
 /// The `kubeadm init` workflow with the phases implemented so far bound to their run functions.
 pub fn init_workflow() -> kubeadm_workflow::Workflow<InitData> {
@@ -79,9 +82,22 @@ pub fn init_workflow() -> kubeadm_workflow::Workflow<InitData> {
 #[derive(Debug, Default)]
 pub struct JoinData;
 
-/// The data `kubeadm reset` phases share (placeholder).
-#[derive(Debug, Default)]
-pub struct ResetData;
+/// The `kubeadm reset` workflow with its three phases bound to their run functions. What follows
+/// the phases in `kubeadm reset` itself ([`reset_phases::clean_stateful_dirs`], the instructions)
+/// is the caller's, as upstream's command runs it after the workflow and phase subcommands do not.
+pub fn reset_workflow() -> kubeadm_workflow::Workflow<ResetData> {
+    let mut wf = reset::workflow();
+    let bound = [
+        wf.bind("preflight", reset_phases::run_preflight),
+        wf.bind("remove-etcd-member", reset_phases::run_remove_etcd_member),
+        wf.bind("cleanup-node", reset_phases::run_cleanup_node),
+    ];
+    debug_assert!(
+        bound.iter().all(|b| *b),
+        "a bound phase is missing from the generated tree"
+    );
+    wf
+}
 
 /// The data `kubeadm upgrade node` phases share (placeholder).
 #[derive(Debug, Default)]
@@ -136,8 +152,8 @@ mod tests {
 
     #[test]
     fn placeholders_fail() {
-        let err = reset::workflow()
-            .run(&mut ResetData, &[], &[])
+        let err = upgrade_node::workflow()
+            .run(&mut NodeData, &[], &[])
             .expect_err("placeholders fail");
         assert_eq!(
             err.to_string(),

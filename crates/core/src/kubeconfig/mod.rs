@@ -229,6 +229,23 @@ pub enum KubeconfigCheckError {
     WrongCa(String),
 }
 
+/// The `cluster` entry of a kubeconfig's current context (the kubeconfig parsed into a JSON value),
+/// as client-go's `GetClusterFromKubeConfig` finds it.
+pub fn current_cluster(doc: &Value) -> Option<&Value> {
+    let current = doc.get("current-context")?.as_str()?;
+    let ctx = doc
+        .get("contexts")?
+        .as_array()?
+        .iter()
+        .find(|c| c.get("name").and_then(Value::as_str) == Some(current))?;
+    let cluster_name = ctx.get("context")?.get("cluster")?.as_str()?;
+    doc.get("clusters")?
+        .as_array()?
+        .iter()
+        .find(|c| c.get("name").and_then(Value::as_str) == Some(cluster_name))?
+        .get("cluster")
+}
+
 /// Checks an existing kubeconfig (parsed into a JSON value by the caller) against the expected one:
 /// the CA data must match; a different server only earns upstream's warning, returned as `Ok(Some)`.
 pub fn check_existing_kubeconfig(
@@ -236,21 +253,7 @@ pub fn check_existing_kubeconfig(
     existing: &Value,
     expected: &Value,
 ) -> Result<Option<String>, KubeconfigCheckError> {
-    let cluster_of = |doc: &Value| -> Option<Value> {
-        let current = doc.get("current-context")?.as_str()?;
-        let ctx = doc
-            .get("contexts")?
-            .as_array()?
-            .iter()
-            .find(|c| c.get("name").and_then(Value::as_str) == Some(current))?;
-        let cluster_name = ctx.get("context")?.get("cluster")?.as_str()?;
-        doc.get("clusters")?
-            .as_array()?
-            .iter()
-            .find(|c| c.get("name").and_then(Value::as_str) == Some(cluster_name))?
-            .get("cluster")
-            .cloned()
-    };
+    let cluster_of = |doc: &Value| current_cluster(doc).cloned();
     let has_context = existing
         .get("current-context")
         .and_then(Value::as_str)

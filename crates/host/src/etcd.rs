@@ -1,0 +1,138 @@
+//! The etcd client `kubeadm reset` uses (upstream's `etcdutil.Client` for `ListMembers` and
+//! `RemoveMember`), over the `etcd-client` crate with TLS from the etcd CA and a client
+//! certificate. Synchronous: each call runs on a private current-thread runtime.
+
+use std::path::Path;
+use std::time::Duration;
+
+use etcd_client::{Certificate, Client, ConnectOptions, Identity, TlsOptions};
+use kubeadm_effects::etcd::{Etcd, EtcdError, Member};
+
+/// Upstream's `etcdTimeout`: each call's deadline.
+const CALL_TIMEOUT: Duration = Duration::from_secs(2);
+/// Upstream's dial timeout for etcd clients.
+const DIAL_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// Why the client could not be created.
+#[derive(Debug, thiserror::Error)]
+pub enum EtcdConnectError {
+    /// A TLS file could not be read.
+    #[error("open {path}: {source}")]
+    Read {
+        /// The file.
+        path: String,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The async runtime could not start.
+    #[error("cannot start the etcd client runtime: {0}")]
+    Runtime(#[source] std::io::Error),
+    /// Connecting or syncing the endpoints failed.
+    #[error("{0}")]
+    Etcd(String),
+}
+
+/// A client connected to an etcd cluster, its endpoints synced with the membership.
+pub struct EtcdClient {
+    runtime: tokio::runtime::Runtime,
+    options: ConnectOptions,
+    endpoints: Vec<String>,
+}
+
+impl std::fmt::Debug for EtcdClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EtcdClient")
+            .field("endpoints", &self.endpoints)
+            .finish_non_exhaustive()
+    }
+}
+
+impl EtcdClient {
+    /// Connects to `endpoints` with the CA, client certificate and key files, then replaces the
+    /// endpoints by every member's client URLs (upstream's `Sync`).
+    pub fn connect(
+        endpoints: &[String],
+        ca: &Path,
+        cert: &Path,
+        key: &Path,
+    ) -> Result<Self, EtcdConnectError> {
+        let read = |p: &Path| {
+            std::fs::read(p).map_err(|source| EtcdConnectError::Read {
+                path: p.display().to_string(),
+                source,
+            })
+        };
+        let tls = TlsOptions::new()
+            .ca_certificate(Certificate::from_pem(read(ca)?))
+            .identity(Identity::from_pem(read(cert)?, read(key)?));
+        let options = ConnectOptions::new()
+            .with_tls(tls)
+            .with_timeout(CALL_TIMEOUT)
+            .with_connect_timeout(DIAL_TIMEOUT);
+        // TLS in tonic reaches rustls through the process-wide provider; aws-lc-rs is the only one.
+        let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(EtcdConnectError::Runtime)?;
+        let mut client = Self {
+            runtime,
+            options,
+            endpoints: endpoints.to_vec(),
+        };
+        let members = client
+            .list_members()
+            .map_err(|e| EtcdConnectError::Etcd(format!("error syncing endpoints with etcd: {e}")))?;
+        let synced: Vec<String> = members.into_iter().flat_map(|m| m.client_urls).collect();
+        if !synced.is_empty() {
+            client.endpoints = synced;
+        }
+        Ok(client)
+    }
+
+    fn call<T>(
+        &self,
+        name: &str,
+        op: impl AsyncFnOnce(&mut Client) -> Result<T, etcd_client::Error>,
+    ) -> Result<T, EtcdError> {
+        let fail = |e: etcd_client::Error| EtcdError {
+            call: name.to_string(),
+            endpoints: self.endpoints.clone(),
+            message: e.to_string(),
+        };
+        self.runtime.block_on(async {
+            let mut client = Client::connect(&self.endpoints, Some(self.options.clone()))
+                .await
+                .map_err(fail)?;
+            op(&mut client).await.map_err(fail)
+        })
+    }
+}
+
+fn member(m: &etcd_client::Member) -> Member {
+    Member {
+        id: m.id(),
+        name: m.name().to_string(),
+        peer_urls: m.peer_urls().to_vec(),
+        client_urls: m.client_urls().to_vec(),
+    }
+}
+
+impl Etcd for EtcdClient {
+    fn endpoints(&self) -> Vec<String> {
+        self.endpoints.clone()
+    }
+
+    fn list_members(&self) -> Result<Vec<Member>, EtcdError> {
+        let resp = self.call("MemberList", async |c| c.member_list().await)?;
+        Ok(resp.members().iter().map(member).collect())
+    }
+
+    fn remove_member(&self, id: u64) -> Result<Vec<Member>, EtcdError> {
+        let resp = self.call(&format!("MemberRemove {id}"), async move |c| {
+            c.member_remove(id).await
+        })?;
+        Ok(resp.members().iter().map(member).collect())
+    }
+}

@@ -1,0 +1,63 @@
+//! The etcd client reset uses, against a real etcd v3.5 (upstream's, with the TLS files upstream's
+//! `init phase certs all` wrote): the member list, the endpoints synced from it, and the error of a
+//! removal etcd refuses.
+
+use std::path::Path;
+
+use kubeadm_effects::etcd::Etcd;
+use kubeadm_host::etcd::EtcdClient;
+use kubeadm_testkit::apiserver::ApiServer;
+
+#[test]
+fn lists_members_syncs_endpoints_and_reports_refusals() {
+    let server = ApiServer::start();
+    let pki = server.root().join("etc/kubernetes/pki/etcd");
+    let url = server.etcd_client_url();
+    let client = EtcdClient::connect(
+        std::slice::from_ref(&url),
+        &pki.join("ca.crt"),
+        &pki.join("healthcheck-client.crt"),
+        &pki.join("healthcheck-client.key"),
+    )
+    .expect("connect");
+    let members = client.list_members().expect("list");
+    assert_eq!(members.len(), 1, "{members:?}");
+    assert_eq!(members[0].client_urls, std::slice::from_ref(&url));
+    assert!(
+        members[0].peer_urls[0].starts_with("https://127.0.0.1:"),
+        "{members:?}"
+    );
+    assert_ne!(members[0].id, 0);
+    // Upstream's Sync: the endpoints are the members' client URLs.
+    assert_eq!(client.endpoints(), std::slice::from_ref(&url));
+
+    let err = client
+        .remove_member(members[0].id ^ 1)
+        .expect_err("unknown member");
+    assert!(err.to_string().contains("member not found"), "{err}");
+    assert!(err.to_string().starts_with("MemberRemove "), "{err}");
+    // Nothing was removed.
+    assert_eq!(client.list_members().expect("list").len(), 1);
+
+    // A client certificate the etcd CA did not sign (the kubernetes CA did) is refused.
+    let k8s_pki = server.root().join("etc/kubernetes/pki");
+    let refused = EtcdClient::connect(
+        std::slice::from_ref(&url),
+        &pki.join("ca.crt"),
+        &k8s_pki.join("apiserver-kubelet-client.crt"),
+        &k8s_pki.join("apiserver-kubelet-client.key"),
+    );
+    assert!(refused.is_err());
+    // A missing file is named.
+    let missing = EtcdClient::connect(
+        std::slice::from_ref(&url),
+        Path::new("/nonexistent/ca.crt"),
+        &pki.join("healthcheck-client.crt"),
+        &pki.join("healthcheck-client.key"),
+    )
+    .expect_err("no CA");
+    assert!(
+        missing.to_string().starts_with("open /nonexistent/ca.crt: "),
+        "{missing}"
+    );
+}

@@ -1,0 +1,745 @@
+//! The `kubeadm reset` workflow on recording fakes: what it prints and the order of what it does to
+//! the host (kubelet stopped, kubelet mounts unmounted, pod sandboxes removed, directories emptied,
+//! kubeconfig files deleted, stateful directories emptied last), for a control-plane node with its
+//! configuration from the cluster, for a worker without one, and in a dry run (nothing touched).
+//!
+//! The expected text is upstream v1.25.16's: the control-plane and worker texts are what upstream's
+//! `kubeadm reset -f` printed on the testbed's node1 and node2 (minus the two `Reading configuration`
+//! lines, which the CLI prints before the phases), the dry-run text what it printed chrooted into a
+//! tree made by `init phase certs/kubeconfig/control-plane/etcd` (no init system, no configuration).
+
+use std::collections::BTreeMap;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use kubeadm_api::dynamic::{DynamicInputs, HostFacts};
+use kubeadm_api::internal::{InitConfig, load_init_config};
+use kubeadm_api::v1beta3::BootstrapTokenString;
+use kubeadm_effects::cluster::{Cluster, FakeCluster, Resource};
+use kubeadm_effects::cri::{
+    CriError, Image, PodSandbox, Runtime, RuntimeStatus, RuntimeVersion, SandboxState,
+};
+use kubeadm_effects::etcd::{Etcd, FakeEtcd, Member};
+use kubeadm_effects::fs::Fs;
+use kubeadm_effects::host_probe::FakeHost;
+use kubeadm_effects::init_system::{InitSystem, InitSystemKind, ServiceError};
+use kubeadm_effects::report::{Reporter, Severity};
+use kubeadm_phases::ResetData;
+use kubeadm_phases::reset_phases::{CLEANUP_INSTRUCTIONS, clean_stateful_dirs};
+use serde_json::json;
+
+type Log = Arc<Mutex<Vec<String>>>;
+
+fn push(log: &Log, entry: String) {
+    log.lock().expect("log").push(entry);
+}
+
+/// An in-memory file system: files with content, directories as `None`; every change is logged.
+struct MemFs {
+    entries: Mutex<BTreeMap<PathBuf, Option<Vec<u8>>>>,
+    log: Log,
+}
+
+impl MemFs {
+    fn new(log: &Log, files: &[(&str, &[u8])], dirs: &[&str]) -> Self {
+        let mut entries = BTreeMap::new();
+        for d in dirs {
+            entries.insert(PathBuf::from(d), None);
+        }
+        for (f, c) in files {
+            entries.insert(PathBuf::from(f), Some(c.to_vec()));
+        }
+        Self {
+            entries: Mutex::new(entries),
+            log: log.clone(),
+        }
+    }
+
+    fn paths(&self) -> Vec<String> {
+        let e = self.entries.lock().expect("fs");
+        e.keys().map(|p| p.display().to_string()).collect()
+    }
+}
+
+impl Fs for MemFs {
+    fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
+        match self.entries.lock().expect("fs").get(path) {
+            Some(Some(c)) => Ok(c.clone()),
+            _ => Err(io::ErrorKind::NotFound.into()),
+        }
+    }
+    fn write(&self, path: &Path, contents: &[u8], _: u32) -> io::Result<()> {
+        push(&self.log, format!("write {}", path.display()));
+        self.entries
+            .lock()
+            .expect("fs")
+            .insert(path.to_path_buf(), Some(contents.to_vec()));
+        Ok(())
+    }
+    fn exists(&self, path: &Path) -> bool {
+        self.entries.lock().expect("fs").contains_key(path)
+    }
+    fn create_dir_all(&self, path: &Path, _: u32) -> io::Result<()> {
+        self.entries.lock().expect("fs").insert(path.to_path_buf(), None);
+        Ok(())
+    }
+    fn remove_file(&self, path: &Path) -> io::Result<()> {
+        push(&self.log, format!("rm {}", path.display()));
+        self.entries.lock().expect("fs").remove(path);
+        Ok(())
+    }
+    fn list_dir(&self, path: &Path) -> io::Result<Vec<String>> {
+        let e = self.entries.lock().expect("fs");
+        Ok(e.keys()
+            .filter(|p| p.parent() == Some(path))
+            .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .collect())
+    }
+    fn remove_all(&self, path: &Path) -> io::Result<()> {
+        push(&self.log, format!("rm -r {}", path.display()));
+        self.entries
+            .lock()
+            .expect("fs")
+            .retain(|p, _| !p.starts_with(path));
+        Ok(())
+    }
+    fn canonicalize(&self, path: &Path) -> io::Result<PathBuf> {
+        if self.exists(path) {
+            Ok(path.to_path_buf())
+        } else {
+            Err(io::ErrorKind::NotFound.into())
+        }
+    }
+    fn unmount(&self, path: &Path) -> io::Result<()> {
+        push(&self.log, format!("umount {}", path.display()));
+        Ok(())
+    }
+}
+
+struct LoggedInit(Log, Option<InitSystemKind>);
+
+impl InitSystem for LoggedInit {
+    fn kind(&self) -> Option<InitSystemKind> {
+        self.1
+    }
+    fn service_exists(&self, _: &str) -> bool {
+        true
+    }
+    fn service_stop(&self, service: &str) -> Result<(), ServiceError> {
+        push(&self.0, format!("stop {service}"));
+        Ok(())
+    }
+    fn service_restart(&self, service: &str) -> Result<(), ServiceError> {
+        push(&self.0, format!("restart {service}"));
+        Ok(())
+    }
+}
+
+/// A runtime holding some pod sandboxes; every call but `status` is logged.
+#[derive(Debug)]
+struct LoggedRuntime(Log, Vec<String>);
+
+impl Runtime for LoggedRuntime {
+    fn endpoint(&self) -> &str {
+        "unix:///run/fake.sock"
+    }
+    fn version(&self) -> Result<RuntimeVersion, CriError> {
+        unreachable!("reset does not ask for the version")
+    }
+    fn status(&self) -> Result<RuntimeStatus, CriError> {
+        Ok(RuntimeStatus::default())
+    }
+    fn list_images(&self) -> Result<Vec<Image>, CriError> {
+        unreachable!("reset lists no images")
+    }
+    fn image_status(&self, _: &str) -> Result<Option<Image>, CriError> {
+        unreachable!("reset checks no image")
+    }
+    fn pull_image_once(&self, _: &str) -> Result<String, CriError> {
+        unreachable!("reset pulls nothing")
+    }
+    fn list_pod_sandboxes(&self) -> Result<Vec<PodSandbox>, CriError> {
+        push(&self.0, "crictl pods".into());
+        Ok(self
+            .1
+            .iter()
+            .map(|id| PodSandbox {
+                id: id.clone(),
+                name: String::new(),
+                namespace: String::new(),
+                uid: String::new(),
+                attempt: 0,
+                state: SandboxState::Ready,
+                created_at: 0,
+                labels: BTreeMap::new(),
+                annotations: BTreeMap::new(),
+                runtime_handler: String::new(),
+            })
+            .collect())
+    }
+    fn stop_pod_sandbox(&self, id: &str) -> Result<(), CriError> {
+        push(&self.0, format!("crictl stopp {id}"));
+        Ok(())
+    }
+    fn remove_pod_sandbox(&self, id: &str) -> Result<(), CriError> {
+        push(&self.0, format!("crictl rmp {id}"));
+        Ok(())
+    }
+}
+
+/// Standard output, and the warnings (message only) on the side.
+#[derive(Default)]
+struct Captured {
+    out: Mutex<String>,
+    warnings: Mutex<Vec<String>>,
+}
+
+struct Shared(Arc<Captured>);
+
+impl Reporter for Shared {
+    fn out(&self, text: &str) {
+        self.0.out.lock().expect("out").push_str(text);
+    }
+    fn err(&self, text: &str) {
+        self.0.warnings.lock().expect("err").push(text.to_string());
+    }
+    fn verbosity(&self) -> u8 {
+        0
+    }
+    fn log(&self, severity: Severity, _: u8, _: &str, message: &str) {
+        if severity == Severity::Warning {
+            self.0.warnings.lock().expect("warn").push(message.to_string());
+        }
+    }
+}
+
+/// The golden default configuration on node1 at 192.0.2.2 (what the cluster hands back).
+fn cluster_config() -> InitConfig {
+    let host = HostFacts {
+        hostname: "node1".to_string(),
+        default_route_ipv4: Some("192.0.2.2".parse().expect("ip")),
+        ..HostFacts::default()
+    };
+    let mut new_token = || BootstrapTokenString::parse("abcdef.0123456789abcdef").expect("token");
+    let mut inputs = DynamicInputs {
+        host: &host,
+        new_token: &mut new_token,
+        fetch_version: &kubeadm_api::version::offline,
+    };
+    load_init_config(
+        "kubeadm.yaml",
+        "apiVersion: kubeadm.k8s.io/v1beta3\nkind: ClusterConfiguration\n",
+        &mut inputs,
+    )
+    .expect("config")
+}
+
+struct Node {
+    data: ResetData,
+    log: Log,
+    captured: Arc<Captured>,
+    etcd: Arc<FakeEtcd>,
+}
+
+/// The files a control-plane node has after `kubeadm init`, with a pod volume mounted.
+const CONTROL_PLANE_FILES: &[(&str, &[u8])] = &[
+    ("/etc/kubernetes/admin.conf", b"x"),
+    ("/etc/kubernetes/kubelet.conf", b"x"),
+    ("/etc/kubernetes/controller-manager.conf", b"x"),
+    ("/etc/kubernetes/scheduler.conf", b"x"),
+    ("/etc/kubernetes/manifests/etcd.yaml", b"x"),
+    ("/etc/kubernetes/manifests/kube-apiserver.yaml", b"x"),
+    ("/etc/kubernetes/pki/ca.crt", b"x"),
+    ("/etc/kubernetes/pki/etcd/ca.crt", b"x"),
+    ("/var/lib/etcd/member/snap/db", b"x"),
+    ("/var/lib/kubelet/config.yaml", b"x"),
+    ("/var/lib/kubelet/pods/p1/volumes/token/t", b"x"),
+    ("/etc/cni/net.d/10-bridge.conflist", b"x"),
+    (
+        "/proc/mounts",
+        b"overlay / overlay rw 0 0\ntmpfs /var/lib/kubelet/pods/p1/volumes/token tmpfs rw 0 0\n\
+tmpfs /var/lib/kubelet-other/x tmpfs rw 0 0\nshm /run/containerd/io.containerd/sandboxes/s1/shm tmpfs rw 0 0\n",
+    ),
+];
+
+const DIRS: &[&str] = &[
+    "/etc/kubernetes",
+    "/etc/kubernetes/manifests",
+    "/etc/kubernetes/pki",
+    "/etc/kubernetes/pki/etcd",
+    "/var/lib/etcd",
+    "/var/lib/etcd/member",
+    "/var/lib/etcd/member/snap",
+    "/var/lib/kubelet",
+    "/var/lib/kubelet/pods",
+    "/var/lib/kubelet/pods/p1",
+    "/var/lib/kubelet/pods/p1/volumes",
+    "/var/lib/kubelet/pods/p1/volumes/token",
+    "/etc/cni",
+    "/etc/cni/net.d",
+];
+
+fn node(
+    files: &[(&str, &[u8])],
+    cfg: Option<InitConfig>,
+    dry_run: bool,
+    init: Option<InitSystemKind>,
+    etcd_members: Vec<Member>,
+) -> Node {
+    let log: Log = Arc::default();
+    let captured = Arc::new(Captured::default());
+    let etcd = Arc::new(FakeEtcd::new(&["https://192.0.2.2:2379"], etcd_members));
+    let etcd_for_connector = etcd.clone();
+    let cluster = FakeCluster::new().with_object(
+        &Resource::core("pods"),
+        json!({"metadata": {"name": "etcd-node1", "namespace": "kube-system",
+            "labels": {"component": "etcd", "tier": "control-plane"},
+            "annotations": {"kubeadm.kubernetes.io/etcd.advertise-client-urls": "https://192.0.2.2:2379"}}}),
+    );
+    let connect_log = log.clone();
+    let data = ResetData {
+        cfg,
+        dry_run,
+        force: true,
+        ignore_preflight_errors: Default::default(),
+        cert_dir: PathBuf::from("/etc/kubernetes/pki"),
+        kubernetes_dir: PathBuf::from("/etc/kubernetes"),
+        kubelet_dir: PathBuf::from("/var/lib/kubelet"),
+        mounts_file: PathBuf::from("/proc/mounts"),
+        input: Box::new(io::Cursor::new(Vec::new())),
+        dirs_to_clean: Vec::new(),
+        fs: Box::new(MemFs::new(&log, files, DIRS)),
+        init_system: Box::new(LoggedInit(log.clone(), init)),
+        runtime: Box::new(LoggedRuntime(log.clone(), vec!["s1".into(), "s2".into()])),
+        host_probe: Box::new(FakeHost::default()),
+        cluster: Some(Box::new(cluster)),
+        etcd: Box::new(move |endpoints, tls| {
+            push(
+                &connect_log,
+                format!("etcd connect {endpoints:?} {}", tls.cert.display()),
+            );
+            Ok(Box::new(etcd_for_connector.clone()) as Box<dyn Etcd>)
+        }),
+        reporter: Box::new(Shared(captured.clone())),
+    };
+    Node {
+        data,
+        log,
+        captured,
+        etcd,
+    }
+}
+
+/// The whole `kubeadm reset` after the data is built: the workflow, then the stateful directories
+/// and the instructions.
+fn reset(n: &mut Node) -> String {
+    kubeadm_phases::reset_workflow()
+        .run(&mut n.data, &[], &[])
+        .expect("reset");
+    clean_stateful_dirs(&n.data);
+    n.data.reporter.out(CLEANUP_INSTRUCTIONS);
+    n.captured.out.lock().expect("out").clone()
+}
+
+/// Upstream's lines on the testbed's node1, after the configuration was read from the cluster.
+const UPSTREAM_CONTROL_PLANE: &str = r#"[preflight] Running pre-flight checks
+[reset] Stopping the kubelet service
+[reset] Unmounting mounted directories in "/var/lib/kubelet"
+[reset] Deleting contents of directories: [/etc/kubernetes/manifests /etc/kubernetes/pki]
+[reset] Deleting files: [/etc/kubernetes/admin.conf /etc/kubernetes/kubelet.conf /etc/kubernetes/bootstrap-kubelet.conf /etc/kubernetes/controller-manager.conf /etc/kubernetes/scheduler.conf]
+[reset] Deleting contents of stateful directories: [/var/lib/etcd /var/lib/kubelet]
+"#;
+
+/// Upstream's lines on the testbed's worker node2 (no admin.conf, so no configuration).
+const UPSTREAM_WORKER: &str = r#"[preflight] Running pre-flight checks
+[reset] No etcd config found. Assuming external etcd
+[reset] Please, manually reset etcd to prevent further issues
+[reset] Stopping the kubelet service
+[reset] Unmounting mounted directories in "/var/lib/kubelet"
+[reset] Deleting contents of directories: [/etc/kubernetes/manifests /etc/kubernetes/pki]
+[reset] Deleting files: [/etc/kubernetes/admin.conf /etc/kubernetes/kubelet.conf /etc/kubernetes/bootstrap-kubelet.conf /etc/kubernetes/controller-manager.conf /etc/kubernetes/scheduler.conf]
+[reset] Deleting contents of stateful directories: [/var/lib/kubelet]
+"#;
+
+/// Upstream's dry run chrooted into an init tree: no init system, no configuration.
+const UPSTREAM_DRY_RUN: &str = r#"[preflight] Running pre-flight checks
+[reset] Would unmount mounted directories in "/var/lib/kubelet"
+[reset] Would remove Kubernetes-managed containers
+[reset] Would delete contents of directories: [/etc/kubernetes/manifests /etc/kubernetes/pki]
+[reset] Would delete files: [/etc/kubernetes/admin.conf /etc/kubernetes/kubelet.conf /etc/kubernetes/bootstrap-kubelet.conf /etc/kubernetes/controller-manager.conf /etc/kubernetes/scheduler.conf]
+[reset] Would delete contents of stateful directories: [/var/lib/etcd]
+"#;
+
+fn single_member() -> Vec<Member> {
+    vec![Member {
+        id: 11,
+        name: "node1".into(),
+        peer_urls: vec!["https://192.0.2.2:2380".into()],
+        client_urls: vec!["https://192.0.2.2:2379".into()],
+    }]
+}
+
+#[test]
+fn control_plane_reset_prints_as_upstream_and_acts_in_order() {
+    let mut n = node(
+        CONTROL_PLANE_FILES,
+        Some(cluster_config()),
+        false,
+        Some(InitSystemKind::Systemd),
+        single_member(),
+    );
+    let out = reset(&mut n);
+    assert_eq!(out, format!("{UPSTREAM_CONTROL_PLANE}{CLEANUP_INSTRUCTIONS}"));
+    let log = n.log.lock().expect("log").clone();
+    assert_eq!(
+        log,
+        [
+            // remove-etcd-member: the only member, reached through this node: kept.
+            "etcd connect [\"https://192.0.2.2:2379\"] /etc/kubernetes/pki/etcd/healthcheck-client.crt",
+            "stop kubelet",
+            "umount /var/lib/kubelet/pods/p1/volumes/token",
+            "crictl pods",
+            "crictl stopp s1",
+            "crictl rmp s1",
+            "crictl stopp s2",
+            "crictl rmp s2",
+            "rm -r /etc/kubernetes/manifests/etcd.yaml",
+            "rm -r /etc/kubernetes/manifests/kube-apiserver.yaml",
+            "rm -r /etc/kubernetes/pki/ca.crt",
+            "rm -r /etc/kubernetes/pki/etcd",
+            "rm -r /etc/kubernetes/admin.conf",
+            "rm -r /etc/kubernetes/kubelet.conf",
+            "rm -r /etc/kubernetes/bootstrap-kubelet.conf",
+            "rm -r /etc/kubernetes/controller-manager.conf",
+            "rm -r /etc/kubernetes/scheduler.conf",
+            "rm -r /var/lib/etcd/member",
+            "rm -r /var/lib/kubelet/config.yaml",
+            "rm -r /var/lib/kubelet/pods",
+        ]
+    );
+    assert_eq!(n.etcd.calls(), ["list"], "the last member is not removed");
+    // What reset leaves: the emptied directories themselves, the CNI configuration, /proc/mounts.
+    let fs_left: Vec<String> = {
+        let n = n;
+        let fs = &n.data.fs;
+        DIRS.iter()
+            .chain(CONTROL_PLANE_FILES.iter().map(|(f, _)| f))
+            .filter(|p| fs.exists(Path::new(p)))
+            .map(|p| p.to_string())
+            .collect()
+    };
+    assert_eq!(
+        fs_left,
+        [
+            "/etc/kubernetes",
+            "/etc/kubernetes/manifests",
+            "/etc/kubernetes/pki",
+            "/var/lib/etcd",
+            "/var/lib/kubelet",
+            "/etc/cni",
+            "/etc/cni/net.d",
+            "/etc/cni/net.d/10-bridge.conflist",
+            "/proc/mounts",
+        ]
+    );
+}
+
+#[test]
+fn a_member_among_several_is_removed() {
+    let mut members = single_member();
+    for (id, ip) in [(12, "192.0.2.3"), (13, "192.0.2.4")] {
+        members.push(Member {
+            id,
+            name: format!("cp{id}"),
+            peer_urls: vec![format!("https://{ip}:2380")],
+            client_urls: vec![format!("https://{ip}:2379")],
+        });
+    }
+    let mut n = node(
+        CONTROL_PLANE_FILES,
+        Some(cluster_config()),
+        false,
+        Some(InitSystemKind::Systemd),
+        members,
+    );
+    reset(&mut n);
+    assert_eq!(n.etcd.calls(), ["list", "remove 11"]);
+    assert!(n.captured.warnings.lock().expect("w").is_empty());
+}
+
+#[test]
+fn worker_reset_prints_as_upstream() {
+    let worker_files: Vec<(&str, &[u8])> = CONTROL_PLANE_FILES
+        .iter()
+        .copied()
+        .filter(|(p, _)| {
+            !p.starts_with("/etc/kubernetes/manifests")
+                && !p.starts_with("/var/lib/etcd")
+                && !p.ends_with("admin.conf")
+                && !p.ends_with("controller-manager.conf")
+                && !p.ends_with("scheduler.conf")
+        })
+        .collect();
+    let mut n = node(&worker_files, None, false, Some(InitSystemKind::Systemd), vec![]);
+    n.data.cluster = None;
+    let out = reset(&mut n);
+    assert_eq!(out, format!("{UPSTREAM_WORKER}{CLEANUP_INSTRUCTIONS}"));
+    let log = n.log.lock().expect("log").clone();
+    assert_eq!(log[0], "stop kubelet");
+    assert_eq!(
+        log.last().map(String::as_str),
+        Some("rm -r /var/lib/kubelet/pods")
+    );
+    assert!(!log.iter().any(|l| l.starts_with("etcd")));
+    assert_eq!(
+        n.captured.warnings.lock().expect("w").as_slice(),
+        ["[reset] No kubeadm config, using etcd pod spec to get data directory"]
+    );
+}
+
+#[test]
+fn dry_run_prints_as_upstream_and_touches_nothing() {
+    let mut n = node(CONTROL_PLANE_FILES, None, true, None, single_member());
+    let before = {
+        let fs: &dyn Fs = &*n.data.fs;
+        DIRS.iter()
+            .chain(CONTROL_PLANE_FILES.iter().map(|(f, _)| f))
+            .filter(|p| fs.exists(Path::new(p)))
+            .count()
+    };
+    // The etcd manifest gives the data directory when there is no configuration.
+    n.data
+        .fs
+        .write(
+            Path::new("/etc/kubernetes/manifests/etcd.yaml"),
+            b"apiVersion: v1\nkind: Pod\nspec:\n  volumes:\n  - hostPath:\n      path: /etc/kubernetes/pki/etcd\n    name: etcd-certs\n  - hostPath:\n      path: /var/lib/etcd\n      type: DirectoryOrCreate\n    name: etcd-data\n",
+            0o600,
+        )
+        .expect("manifest");
+    n.log.lock().expect("log").clear();
+    let out = reset(&mut n);
+    assert_eq!(out, format!("{UPSTREAM_DRY_RUN}{CLEANUP_INSTRUCTIONS}"));
+    assert_eq!(*n.log.lock().expect("log"), Vec::<String>::new());
+    assert!(n.etcd.calls().is_empty());
+    let fs: &dyn Fs = &*n.data.fs;
+    let after = DIRS
+        .iter()
+        .chain(CONTROL_PLANE_FILES.iter().map(|(f, _)| f))
+        .filter(|p| fs.exists(Path::new(p)))
+        .count();
+    assert_eq!(before, after);
+}
+
+#[test]
+fn a_dry_run_with_a_configuration_would_remove_the_member() {
+    let mut n = node(
+        CONTROL_PLANE_FILES,
+        Some(cluster_config()),
+        true,
+        Some(InitSystemKind::Systemd),
+        single_member(),
+    );
+    let out = reset(&mut n);
+    let lines: Vec<&str> = out.lines().take(3).collect();
+    assert_eq!(
+        lines,
+        [
+            "[preflight] Running pre-flight checks",
+            "[reset] Would remove the etcd member on this node from the etcd cluster",
+            "[reset] Would stop the kubelet service",
+        ]
+    );
+    assert!(out.contains("[reset] Would delete contents of stateful directories: [/var/lib/etcd]\n"));
+    assert!(n.log.lock().expect("log").is_empty());
+}
+
+#[test]
+fn the_prompt_needs_y_or_yes() {
+    for (answer, proceeds) in [
+        ("y\n", true),
+        ("YES\r\n", true),
+        ("Yes", true),
+        ("n\n", false),
+        ("\n", false),
+        ("", false),
+        ("yess\n", false),
+    ] {
+        let mut n = node(CONTROL_PLANE_FILES, None, false, None, vec![]);
+        n.data.force = false;
+        n.data.input = Box::new(io::Cursor::new(answer.as_bytes().to_vec()));
+        let result = kubeadm_phases::reset_workflow().run(&mut n.data, &["preflight".into()], &[]);
+        let out = n.captured.out.lock().expect("out").clone();
+        // Upstream returns right after the answer: no root check line.
+        assert_eq!(
+            out, "[reset] Are you sure you want to proceed? [y/N]: ",
+            "{answer:?}"
+        );
+        match result {
+            Ok(()) => assert!(proceeds, "{answer:?} proceeded"),
+            Err(e) => {
+                assert!(!proceeds, "{answer:?}: {e}");
+                assert_eq!(
+                    e.to_string(),
+                    "error execution phase preflight: won't proceed; the user didn't answer (Y|y) in order to continue"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn the_root_check_fails_unless_ignored() {
+    let mut n = node(CONTROL_PLANE_FILES, None, false, None, vec![]);
+    n.data.host_probe = Box::new(FakeHost {
+        uid: 1000,
+        ..FakeHost::default()
+    });
+    let err = kubeadm_phases::reset_workflow()
+        .run(&mut n.data, &[], &[])
+        .expect_err("not root");
+    assert_eq!(
+        err.to_string(),
+        "error execution phase preflight: [preflight] Some fatal errors occurred:\n\t[ERROR IsPrivilegedUser]: user is not running as root\n[preflight] If you know what you are doing, you can make a check non-fatal with `--ignore-preflight-errors=...`"
+    );
+    assert!(
+        n.log.lock().expect("log").is_empty(),
+        "nothing done after the failed check"
+    );
+
+    let mut n = node(CONTROL_PLANE_FILES, None, false, None, vec![]);
+    n.data.host_probe = Box::new(FakeHost {
+        uid: 1000,
+        ..FakeHost::default()
+    });
+    n.data.ignore_preflight_errors = ["isprivilegeduser".to_string()].into();
+    kubeadm_phases::reset_workflow()
+        .run(&mut n.data, &["preflight".into()], &[])
+        .expect("ignored");
+    assert!(
+        n.captured
+            .warnings
+            .lock()
+            .expect("w")
+            .contains(&"\t[WARNING IsPrivilegedUser]: user is not running as root\n".to_string())
+    );
+}
+
+#[test]
+fn fetched_configuration_takes_the_node_from_the_cluster() {
+    // A kubelet.conf whose client certificate names node1, the Node with its CRI socket, the API
+    // server Pod with its endpoint annotation.
+    let key = rcgen::KeyPair::generate().expect("key");
+    let mut params = rcgen::CertificateParams::default();
+    params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, "system:node:node1");
+    let cert = params.self_signed(&key).expect("cert");
+    let b64 = {
+        use base64::Engine as _;
+        base64::engine::general_purpose::STANDARD.encode(cert.pem())
+    };
+    let kubelet_conf = format!(
+        "apiVersion: v1\nkind: Config\ncurrent-context: ctx\ncontexts:\n- name: ctx\n  context:\n    cluster: k\n    user: u\nusers:\n- name: u\n  user:\n    client-certificate-data: {b64}\n"
+    );
+    let log: Log = Arc::default();
+    let fs = MemFs::new(
+        &log,
+        &[("/etc/kubernetes/kubelet.conf", kubelet_conf.as_bytes())],
+        &[],
+    );
+    let cluster = FakeCluster::new()
+        .with_object(
+            &Resource::config_maps(),
+            json!({"metadata": {"name": "kubeadm-config", "namespace": "kube-system"},
+                "data": {"ClusterConfiguration": "apiVersion: kubeadm.k8s.io/v1beta3\nkind: ClusterConfiguration\ncertificatesDir: /etc/kubernetes/pki\netcd:\n  local:\n    dataDir: /var/lib/etcd-elsewhere\n"}}),
+        )
+        .with_object(
+            &Resource::config_maps(),
+            json!({"metadata": {"name": "kubelet-config", "namespace": "kube-system"},
+                "data": {"kubelet": "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"}}),
+        )
+        .with_object(
+            &Resource::nodes(),
+            json!({"metadata": {"name": "node1", "annotations": {"kubeadm.alpha.kubernetes.io/cri-socket": "unix:///run/other.sock"}},
+                "spec": {"taints": [{"key": "node-role.kubernetes.io/control-plane", "effect": "NoSchedule"}]}}),
+        )
+        .with_object(
+            &Resource::core("pods"),
+            json!({"metadata": {"name": "kube-apiserver-node1", "namespace": "kube-system",
+                "labels": {"component": "kube-apiserver", "tier": "control-plane"},
+                "annotations": {"kubeadm.kubernetes.io/kube-apiserver.advertise-address.endpoint": "192.0.2.7:6443"}},
+                "spec": {"nodeName": "node1"}}),
+        );
+    let host = HostFacts {
+        hostname: "somehost".to_string(),
+        default_route_ipv4: Some("192.0.2.99".parse().expect("ip")),
+        ..HostFacts::default()
+    };
+    let mut new_token = || BootstrapTokenString::parse("abcdef.0123456789abcdef").expect("token");
+    let mut inputs = DynamicInputs {
+        host: &host,
+        new_token: &mut new_token,
+        fetch_version: &kubeadm_api::version::offline,
+    };
+    let mut warnings = Vec::new();
+    let cfg = kubeadm_phases::reset_cluster::fetch_init_config(
+        &cluster,
+        &fs,
+        Path::new("/etc/kubernetes/kubelet.conf"),
+        &mut inputs,
+        &mut warnings,
+    )
+    .expect("fetched");
+    // No kube-proxy ConfigMap: upstream goes on with a warning.
+    assert_eq!(
+        warnings,
+        [
+            "Warning: No kubeproxy.config.k8s.io/v1alpha1 config is loaded. Continuing without it: configmaps \"kube-proxy\" not found"
+        ]
+    );
+    assert_eq!(cfg.init.node_registration.name, "node1");
+    assert_eq!(cfg.init.node_registration.cri_socket, "unix:///run/other.sock");
+    assert_eq!(
+        cfg.init
+            .node_registration
+            .taints
+            .as_ref()
+            .map(|t| t[0].key.as_str()),
+        Some("node-role.kubernetes.io/control-plane")
+    );
+    assert_eq!(cfg.init.local_api_endpoint.advertise_address, "192.0.2.7");
+    assert_eq!(
+        cfg.cluster.etcd.local.as_ref().map(|l| l.data_dir.as_str()),
+        Some("/var/lib/etcd-elsewhere")
+    );
+    assert!(fs.paths().len() == 1 && log.lock().expect("log").is_empty());
+
+    // Without the ConfigMap, the error upstream wraps.
+    let err = kubeadm_phases::reset_cluster::fetch_init_config(
+        &FakeCluster::new(),
+        &fs,
+        Path::new("/etc/kubernetes/kubelet.conf"),
+        &mut inputs,
+        &mut Vec::new(),
+    )
+    .expect_err("no config map");
+    assert!(err.to_string().starts_with("failed to get config map: "), "{err}");
+
+    // Without the kubelet's ConfigMap, the fetch fails as upstream's `FetchFromCluster` does.
+    cluster
+        .delete(&Resource::config_maps(), "kube-system", "kubelet-config", None)
+        .expect("delete");
+    let err = kubeadm_phases::reset_cluster::fetch_init_config(
+        &cluster,
+        &fs,
+        Path::new("/etc/kubernetes/kubelet.conf"),
+        &mut inputs,
+        &mut Vec::new(),
+    )
+    .expect_err("no kubelet config");
+    assert_eq!(
+        err.to_string(),
+        "failed to get component configs: could not download the kubelet configuration from ConfigMap \"kubelet-config\": configmaps \"kubelet-config\" not found"
+    );
+}
