@@ -53,18 +53,8 @@ pub(crate) fn run(inv: &Invocation<'_>, filter: &[String]) -> Result<(), Command
             data.cfg.cluster.kubernetes_version
         ));
     }
-    // Failed preflight checks exit with code 2, as kubeadm documents and this project's rules ask.
-    // The upstream v1.25.16 binary exits 1 here: its workflow wraps the preflight error
-    // (`error execution phase preflight: ...`), which loses the type its exit code 2 is chosen by.
-    workflow.run(&mut data, filter, &skip).map_err(|e| {
-        let preflight = matches!(&e, kubeadm_workflow::WorkflowError::Phase { source, .. }
-            if source.downcast_ref::<kubeadm_phases::preflight::PreflightError>().is_some());
-        if preflight {
-            CommandError::Preflight(e.to_string())
-        } else {
-            CommandError::Failed(e.to_string())
-        }
-    })?;
+    // A failed preflight check exits 2 (see `CommandError::from`).
+    workflow.run(&mut data, filter, &skip)?;
     if filter.is_empty() {
         // Upstream's `showJoinCommand`, after every phase ran.
         kubeadm_phases::join_command::show(&data)

@@ -36,17 +36,8 @@ pub(crate) fn run(inv: &Invocation<'_>, filter: &[String]) -> Result<(), Command
     let workflow = kubeadm_phases::reset_workflow();
     let mut data = context(inv)?;
     let skip = inv.flags.strings("skip-phases");
-    workflow.run(&mut data, filter, &skip).map_err(|e| {
-        // The root check's failure exits with code 2 (the project's rule; upstream 1.25 exits 1
-        // because its workflow wraps the preflight error).
-        let preflight = matches!(&e, kubeadm_workflow::WorkflowError::Phase { source, .. }
-            if source.downcast_ref::<kubeadm_phases::preflight::PreflightError>().is_some());
-        if preflight {
-            CommandError::Preflight(e.to_string())
-        } else {
-            CommandError::Failed(e.to_string())
-        }
-    })?;
+    // A failed preflight check exits 2 (see `CommandError::from`).
+    workflow.run(&mut data, filter, &skip)?;
     if filter.is_empty() {
         clean_stateful_dirs(&data);
         data.reporter.out(CLEANUP_INSTRUCTIONS);
