@@ -290,6 +290,21 @@ fn resolve_inner(
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn user_agent_is_client_gos() {
+        // client-go's DefaultKubernetesUserAgent, as the upstream binary sends it on linux/amd64.
+        let platform = go_platform();
+        assert_eq!(
+            user_agent("/usr/bin/kubeadm"),
+            format!("kubeadm/v1.25.16 ({platform}) kubernetes/c5f4356")
+        );
+        assert_eq!(
+            user_agent("./kubeadm-rs"),
+            format!("kubeadm-rs/v1.25.16 ({platform}) kubernetes/c5f4356")
+        );
+        assert!(user_agent("").starts_with("unknown/v1.25.16 "));
+    }
     use super::*;
 
     /// Expected values are what upstream v1.25.16 resolves offline (`config images list
