@@ -29,10 +29,15 @@ if [ ${#args[@]} = 0 ]; then
     for s in $ours_scenarios; do
       check "scenario $s (our kubeadm)" "$here/scenario.sh" "$s" --kubeadm "$ours"
     done
-    # Our whole `kubeadm init`, then upstream's join (with the command ours printed), then our reset.
+    # Each side of a join with the other's: our init, then upstream's join (with the command ours
+    # printed); upstream's init, then our join (with the command upstream printed). Our reset after both.
+    upstream="${KUBEADM_RS_CACHE:-$HOME/.cache/kubeadm-rs}/upstream/kubeadm"
     check "scenario init-join-reset (our init, upstream join, our reset)" \
-      env TB_JOIN_KUBEADM="${KUBEADM_RS_CACHE:-$HOME/.cache/kubeadm-rs}/upstream/kubeadm" TB_RESET_KUBEADM="$ours" \
+      env TB_JOIN_KUBEADM="$upstream" TB_RESET_KUBEADM="$ours" \
       "$here/scenario.sh" init-join-reset --kubeadm "$ours"
+    check "scenario init-join-reset (upstream init, our join, our reset)" \
+      env TB_JOIN_KUBEADM="$ours" TB_RESET_KUBEADM="$ours" \
+      "$here/scenario.sh" init-join-reset --kubeadm "$upstream"
   fi
 fi
 echo "testbed: $passed passed, $failed failed"

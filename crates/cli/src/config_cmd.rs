@@ -48,7 +48,7 @@ fn new_token() -> BootstrapTokenString {
 }
 
 /// Reads the kubeadm config at `path` the way upstream reports failures to do so.
-fn read_config(path: &str) -> Result<String, CommandError> {
+pub(crate) fn read_config(path: &str) -> Result<String, CommandError> {
     let bytes = RealFs.read(Path::new(path)).map_err(|e| {
         CommandError::Failed(format!(
             "unable to read config from {path:?} : open {path}: {}",

@@ -16,7 +16,7 @@
 use crate::command::{Action, Tree, WorkflowKind};
 use crate::execute::Invocation;
 use crate::{
-    addon_cmd, certs_cmd, config_cmd, init_cmd, kubeconfig_cmd, mixed_args, reset_cmd, secrets, token_cmd,
+    addon_cmd, certs_cmd, config_cmd, init_cmd, join_cmd, kubeconfig_cmd, reset_cmd, secrets, token_cmd,
     version,
 };
 
@@ -106,7 +106,7 @@ const HANDLERS: &[(&str, Handler)] = &[
     ("kubeadm certs renew scheduler.conf", certs_cmd::renew),
     ("kubeadm kubeconfig user", kubeconfig_cmd::user),
     ("kubeadm init", run_init),
-    ("kubeadm join", check_mixed_then_pending),
+    ("kubeadm join", run_join),
     ("kubeadm reset", run_reset),
     ("kubeadm token create", token_cmd::create),
     ("kubeadm token list", token_cmd::list),
@@ -163,10 +163,9 @@ fn missing_subcommand(inv: &Invocation<'_>, _: &mut Output) -> Result<(), Comman
     }))
 }
 
-/// Commands whose first step upstream is the `--config` mixing rule.
-fn check_mixed_then_pending(inv: &Invocation<'_>, _: &mut Output) -> Result<(), CommandError> {
-    mixed_args::validate(&inv.flags).map_err(|e| CommandError::Failed(e.to_string()))?;
-    Err(CommandError::NotImplemented(inv.command.path.clone()))
+/// `kubeadm join`: the whole workflow (worker nodes), then the closing message.
+fn run_join(inv: &Invocation<'_>, _: &mut Output) -> Result<(), CommandError> {
+    join_cmd::run(inv, &[])
 }
 
 /// A phase command: prints help for phases with sub-phases, as upstream's generated command
@@ -193,8 +192,8 @@ fn run_phase(
     if let (WorkflowKind::Reset, Action::Phase { selector, .. }) = (workflow, &inv.command.action) {
         return reset_cmd::run(inv, std::slice::from_ref(selector));
     }
-    if matches!(workflow, WorkflowKind::Join) {
-        mixed_args::validate(&inv.flags).map_err(|e| CommandError::Failed(e.to_string()))?;
+    if let (WorkflowKind::Join, Action::Phase { selector, .. }) = (workflow, &inv.command.action) {
+        return join_cmd::run(inv, std::slice::from_ref(selector));
     }
     Err(CommandError::NotImplemented(inv.command.path.clone()))
 }

@@ -176,7 +176,7 @@ pub(crate) fn unix_now() -> i64 {
 
 /// Reads every regular file under a patch directory, subdirectories included (upstream walks the
 /// directory once per run).
-fn read_patches(fs: &dyn Fs, dir: &str) -> Result<PatchManager, CommandError> {
+pub(crate) fn read_patches(fs: &dyn Fs, dir: &str) -> Result<PatchManager, CommandError> {
     let unreadable = |e: &std::io::Error| {
         CommandError::Failed(
             kubeadm_core::patches::PatchError::unreadable_directory(dir, &crate::config_cmd::go_io_error(e))

@@ -21,6 +21,7 @@ mod help;
 mod host_facts;
 mod init_cmd;
 mod init_options;
+mod join_cmd;
 mod kubeconfig_cmd;
 mod mixed_args;
 mod reset_cmd;

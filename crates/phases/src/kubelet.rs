@@ -4,7 +4,9 @@
 use std::path::Path;
 
 use kubeadm_core::kubelet::{self, KubeletFlagsInputs};
+use kubeadm_effects::fs::Fs;
 use kubeadm_effects::init_system::InitSystem;
+use kubeadm_effects::report::Reporter;
 use kubeadm_workflow::PhaseError;
 
 use crate::InitData;
@@ -40,7 +42,7 @@ pub(crate) enum KubeletError {
 pub(crate) fn run_start(data: &mut InitData) -> Result<(), PhaseError> {
     if !data.dry_run {
         data.reporter.info(1, "kubelet.rs", "Stopping the kubelet");
-        try_stop(data);
+        try_stop(&*data.init_system, &|l| data.say(l), &*data.reporter);
     }
     let flags = kubelet::flags_env(&KubeletFlagsInputs {
         cluster: &data.cfg.cluster,
@@ -93,15 +95,26 @@ pub(crate) fn run_start(data: &mut InitData) -> Result<(), PhaseError> {
 
     if !data.dry_run {
         data.say("[kubelet-start] Starting the kubelet");
-        try_start(data);
+        try_start(&*data.init_system, &|l| data.say(l), &*data.reporter);
     }
     Ok(())
 }
 
 fn write(data: &InitData, path: &Path, bytes: &[u8], what: &'static str) -> Result<(), KubeletError> {
-    data.fs
-        .create_dir_all(&data.kubelet_dir, 0o700)
-        .and_then(|()| data.fs.write(path, bytes, 0o644))
+    write_file(&*data.fs, &data.kubelet_dir, path, bytes, what)
+}
+
+/// Writes one of the kubelet's files (mode 0644) into `kubelet_dir` (created 0700 when missing);
+/// shared by `init` and `join`.
+pub(crate) fn write_file(
+    fs: &dyn Fs,
+    kubelet_dir: &Path,
+    path: &Path,
+    bytes: &[u8],
+    what: &'static str,
+) -> Result<(), KubeletError> {
+    fs.create_dir_all(kubelet_dir, 0o700)
+        .and_then(|()| fs.write(path, bytes, 0o644))
         .map_err(|source| KubeletError::Write {
             what,
             path: path.display().to_string(),
@@ -109,39 +122,45 @@ fn write(data: &InitData, path: &Path, bytes: &[u8], what: &'static str) -> Resu
         })
 }
 
-/// Upstream's `TryStopKubelet`: best effort, with its messages.
-fn try_stop(data: &InitData) {
-    let init: &dyn InitSystem = &*data.init_system;
+/// Upstream's `TryStopKubelet`: best effort, with its messages (`say` prints a line).
+pub(crate) fn try_stop(init: &dyn InitSystem, say: &dyn Fn(&str), reporter: &dyn Reporter) {
     if init.kind().is_none() {
-        data.say("[kubelet-start] No supported init system detected, won't make sure the kubelet not running for a short period of time while setting up configuration for it.");
+        say(
+            "[kubelet-start] No supported init system detected, won't make sure the kubelet not running for a short period of time while setting up configuration for it.",
+        );
         return;
     }
     if !init.service_exists(KUBELET) {
-        data.say("[kubelet-start] Couldn't detect a kubelet service, can't make sure the kubelet not running for a short period of time while setting up configuration for it.");
+        say(
+            "[kubelet-start] Couldn't detect a kubelet service, can't make sure the kubelet not running for a short period of time while setting up configuration for it.",
+        );
     }
     if let Err(e) = init.service_stop(KUBELET) {
-        data.reporter.warn(
+        reporter.warn(
             "kubelet.rs",
             &format!("[kubelet-start] WARNING: unable to stop the kubelet service momentarily: [{e}]"),
         );
     }
 }
 
-/// Upstream's `TryStartKubelet`: best effort, with its messages.
-fn try_start(data: &InitData) {
-    let init: &dyn InitSystem = &*data.init_system;
+/// Upstream's `TryStartKubelet`: best effort, with its messages (`say` prints a line).
+pub(crate) fn try_start(init: &dyn InitSystem, say: &dyn Fn(&str), reporter: &dyn Reporter) {
     if init.kind().is_none() {
-        data.say("[kubelet-start] No supported init system detected, won't make sure the kubelet is running properly.");
+        say(
+            "[kubelet-start] No supported init system detected, won't make sure the kubelet is running properly.",
+        );
         return;
     }
     if !init.service_exists(KUBELET) {
-        data.say("[kubelet-start] Couldn't detect a kubelet service, can't make sure the kubelet is running properly.");
+        say(
+            "[kubelet-start] Couldn't detect a kubelet service, can't make sure the kubelet is running properly.",
+        );
     }
     if let Err(e) = init.service_restart(KUBELET) {
-        data.reporter.warn(
+        reporter.warn(
             "kubelet.rs",
             &format!("[kubelet-start] WARNING: unable to start the kubelet service: [{e}]"),
         );
-        data.say("[kubelet-start] Please ensure kubelet is reloaded and running manually.");
+        say("[kubelet-start] Please ensure kubelet is reloaded and running manually.");
     }
 }

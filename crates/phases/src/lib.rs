@@ -24,6 +24,10 @@ mod context;
 mod control_plane;
 mod etcd;
 pub mod join_command;
+mod join_data;
+pub mod join_discovery;
+mod join_kubeconfig;
+mod join_phases;
 pub mod kubeconfig;
 mod kubelet;
 mod kubelet_finalize;
@@ -37,6 +41,7 @@ mod wait;
 pub use bootstrap_token::{CreateTokensError, create_new_tokens};
 pub use certs::{ExternalCaCheck, KeyPool, detect_external_ca, external_ca_check, pki_inputs};
 pub use context::{ClusterAccess, ClusterConnectError, ClusterConnector, InitData};
+pub use join_data::{ClientSource, JoinConnector, JoinData};
 pub use reset_phases::ResetData;
 
 /// The `kubeadm init` workflow with the phases implemented so far bound to their run functions.
@@ -78,9 +83,44 @@ pub fn init_workflow() -> kubeadm_workflow::Workflow<InitData> {
     wf
 }
 
-/// The data `kubeadm join` phases share (placeholder).
-#[derive(Debug, Default)]
-pub struct JoinData;
+/// The `kubeadm join` workflow for worker nodes: preflight and kubelet-start, and the control-plane
+/// phases, which do nothing on a worker as upstream's (a control-plane join is refused before the
+/// workflow runs, and they fail with [`NotImplemented`] should one reach them).
+pub fn join_workflow() -> kubeadm_workflow::Workflow<JoinData> {
+    let mut wf = join::workflow();
+    let bound = [
+        wf.bind("preflight", join_phases::run_preflight),
+        wf.bind("kubelet-start", join_phases::run_kubelet_start),
+        wf.bind(
+            "control-plane-prepare/download-certs",
+            join_phases::run_download_certs,
+        ),
+        wf.bind("control-plane-prepare/certs", join_phases::run_control_plane_only),
+        wf.bind(
+            "control-plane-prepare/kubeconfig",
+            join_phases::run_control_plane_only,
+        ),
+        wf.bind(
+            "control-plane-prepare/control-plane",
+            join_phases::run_control_plane_only,
+        ),
+        wf.bind("check-etcd", join_phases::run_control_plane_only),
+        wf.bind("control-plane-join/etcd", join_phases::run_control_plane_only),
+        wf.bind(
+            "control-plane-join/update-status",
+            join_phases::run_control_plane_only,
+        ),
+        wf.bind(
+            "control-plane-join/mark-control-plane",
+            join_phases::run_control_plane_only,
+        ),
+    ];
+    debug_assert!(
+        bound.iter().all(|b| *b),
+        "a bound phase is missing from the generated tree"
+    );
+    wf
+}
 
 /// The `kubeadm reset` workflow with its three phases bound to their run functions. What follows
 /// the phases in `kubeadm reset` itself ([`reset_phases::clean_stateful_dirs`], the instructions)

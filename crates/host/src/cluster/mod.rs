@@ -29,6 +29,8 @@ use kubeadm_effects::cluster::{
 };
 use serde_json::Value;
 
+mod bootstrap;
+
 /// How long one request may take before it counts as unavailable (client-go's kubeadm clients
 /// have no overall timeout; a bound keeps a hung server from hanging `init`).
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
@@ -72,13 +74,35 @@ impl std::fmt::Debug for KubeCluster {
 impl KubeCluster {
     /// A client for the cluster, user and context the kubeconfig file selects.
     pub fn from_kubeconfig(path: &Path) -> Result<Self, ClientError> {
-        // kube reaches rustls through the process-wide provider; aws-lc-rs is the only one built.
-        // An error only means some other part of the process installed it first.
-        let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
         let kubeconfig = Kubeconfig::read_from(path).map_err(|e| ClientError::Kubeconfig {
             path: path.to_path_buf(),
             message: e.to_string(),
         })?;
+        Self::from_parsed(kubeconfig, path)
+    }
+
+    /// A client from an already parsed kubeconfig; `path` names it in errors.
+    fn from_parsed(kubeconfig: Kubeconfig, path: &Path) -> Result<Self, ClientError> {
+        let label = path.to_path_buf();
+        Self::connect(path, async move {
+            kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
+                .await
+                .map_err(|e| ClientError::Kubeconfig {
+                    path: label,
+                    message: e.to_string(),
+                })
+        })
+    }
+
+    /// Builds the client from the configuration `make` yields, inside the client's own runtime (kube
+    /// may run exec plugins or read files while building it), with kubeadm's User-Agent and timeouts.
+    fn connect(
+        path: &Path,
+        make: impl Future<Output = Result<kube::Config, ClientError>> + Send,
+    ) -> Result<Self, ClientError> {
+        // kube reaches rustls through the process-wide provider; aws-lc-rs is the only one built.
+        // An error only means some other part of the process installed it first.
+        let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -87,12 +111,7 @@ impl KubeCluster {
                 message: format!("cannot start the I/O runtime: {e}"),
             })?;
         let client = block_on(&runtime, async {
-            let mut config = kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
-                .await
-                .map_err(|e| ClientError::Kubeconfig {
-                    path: path.to_path_buf(),
-                    message: e.to_string(),
-                })?;
+            let mut config = make.await?;
             // Upstream's client-go User-Agent: the API server records writes under the name before
             // its first `/` (`managedFields[].manager: kubeadm`).
             let argv0 = std::env::args().next().unwrap_or_default();

@@ -18,6 +18,7 @@
 //!   output.
 
 mod checks;
+mod join;
 mod proxy;
 mod system;
 
@@ -28,6 +29,7 @@ use kubeadm_api::internal::InitConfig;
 use kubeadm_effects::cri::Runtime;
 use kubeadm_effects::host_probe::HostProbe;
 
+pub use join::{join_node_checks, run_join_preflight};
 pub use proxy::{first_ip, proxy_for};
 
 /// `ControlPlaneNumCPU`.

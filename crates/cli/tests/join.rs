@@ -1,0 +1,657 @@
+//! `kubeadm join` (worker) next to upstream v1.25.16's: bad input (flags, config files, missing
+//! discovery, `--config` mixed with flags) must fail alike, with the same message and exit code;
+//! and against a real API server (upstream etcd + kube-apiserver on loopback, prepared by upstream
+//! `init phase upload-config all | bootstrap-token | addon kube-proxy`), discovery must accept and
+//! refuse what upstream's does, and `join phase kubelet-start` must write the same files (the
+//! bootstrap kubeconfig, the CA, the kubelet's configuration and flags) and annotate the Node alike.
+//!
+//! Every join runs under `--rootfs <temp dir>`, so neither binary touches this machine. No kubelet
+//! runs here: the test plays its part, writing `kubelet.conf` once `bootstrap-kubelet.conf`
+//! appears (and keeping a copy of the latter, which join removes when it is done).
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use kubeadm_testkit::apiserver::ApiServer;
+use kubeadm_testkit::oracle::{Run, diff, run, upstream_kubeadm};
+
+/// Files written into a node's root before a run: path, content.
+type Files<'a> = Vec<(&'a str, &'a str)>;
+/// The same, borrowed.
+type FileSlice<'a> = &'a [(&'a str, &'a str)];
+
+const TOKEN: &str = "abcdef.0123456789abcdef";
+/// The node the worker joins as.
+const WORKER: &str = "worker";
+/// The control-plane node (created by the test as its kubelet would register it).
+const CONTROL_PLANE: &str = "apiserver-test";
+
+fn ours() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_kubeadm"))
+}
+
+fn init_config(port: u16) -> String {
+    format!(
+        "apiVersion: kubeadm.k8s.io/v1beta3
+kind: InitConfiguration
+bootstrapTokens:
+- token: {TOKEN}
+localAPIEndpoint:
+  advertiseAddress: 10.254.254.254
+  bindPort: {port}
+nodeRegistration:
+  name: {CONTROL_PLANE}
+  criSocket: unix:///var/run/containerd/containerd.sock
+---
+apiVersion: kubeadm.k8s.io/v1beta3
+kind: ClusterConfiguration
+kubernetesVersion: v1.25.16
+controlPlaneEndpoint: 127.0.0.1:{port}
+apiServer:
+  certSANs: [127.0.0.1]
+"
+    )
+}
+
+fn create_node(server: &ApiServer, name: &str) {
+    let manifest = server.root().join(format!("{name}.json"));
+    std::fs::write(
+        &manifest,
+        format!(
+            r#"{{"apiVersion":"v1","kind":"Node","metadata":{{"name":"{name}","labels":{{"kubernetes.io/hostname":"{name}"}}}}}}"#
+        ),
+    )
+    .expect("node manifest");
+    server.kubectl(&["create", "-f", &manifest.to_string_lossy()]);
+}
+
+/// A server as `kubeadm init` leaves it for joining nodes: kubeadm-config, kubelet-config,
+/// kube-proxy, cluster-info and its RBAC, the token; plus the JWS signature of cluster-info, which
+/// the controller manager's bootstrap signer would add (no controller manager runs here). Returns
+/// the server and the CA pin upstream prints in its join command.
+fn prepared_server() -> (ApiServer, String) {
+    let up = upstream_kubeadm();
+    let server = ApiServer::start_with(&up);
+    std::fs::write(server.root().join("init.yaml"), init_config(server.port())).expect("config");
+    create_node(&server, CONTROL_PLANE);
+    for phase in [
+        &["upload-config", "all"][..],
+        &["bootstrap-token"],
+        &["addon", "kube-proxy"],
+    ] {
+        kubeadm_testkit::rootfs::init_phase(&up, &server.root(), phase, "/init.yaml");
+    }
+    let kubeconfig = server.kubectl(&[
+        "-n",
+        "kube-public",
+        "get",
+        "cm",
+        "cluster-info",
+        "-o",
+        "jsonpath={.data.kubeconfig}",
+    ]);
+    let (id, secret) = TOKEN.split_once('.').expect("token");
+    let jws = kubeadm_core::cluster::cluster_info::detached_jws(&kubeconfig, id, secret);
+    let patch = serde_json::json!({"data": {format!("jws-kubeconfig-{id}"): jws}}).to_string();
+    server.kubectl(&[
+        "-n",
+        "kube-public",
+        "patch",
+        "cm",
+        "cluster-info",
+        "--type",
+        "merge",
+        "-p",
+        &patch,
+    ]);
+    // The pin as upstream prints it in its join command.
+    let kc = server.kubeconfig().to_string_lossy().into_owned();
+    let printed = run(
+        &up,
+        &["token", "create", "--print-join-command", "--kubeconfig", &kc],
+        &server.root(),
+        &[],
+    );
+    assert_eq!(printed.code, 0, "{printed:?}");
+    let pin = printed
+        .stdout
+        .split_whitespace()
+        .skip_while(|w| *w != "--discovery-token-ca-cert-hash")
+        .nth(1)
+        .expect("a pin in the join command")
+        .to_string();
+    (server, pin)
+}
+
+/// Runs `bin --rootfs <root> join <args>`.
+fn join(bin: &Path, root: &Path, args: &[&str]) -> Run {
+    let rootfs = root.to_string_lossy().into_owned();
+    let mut all = vec!["--rootfs", rootfs.as_str(), "join"];
+    all.extend_from_slice(args);
+    run(bin, &all, root, &[])
+}
+
+fn node_root() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("kubeadm-rs-join")
+        .tempdir()
+        .expect("temp dir")
+}
+
+/// The error lines of a run's standard error: without preflight warnings and klog lines, which
+/// depend on how each binary probes a chroot without tools (documented differences of preflight).
+fn error_lines(stderr: &str) -> Vec<&str> {
+    let klog = |l: &str| {
+        let b = l.as_bytes();
+        b.len() > 5 && matches!(b[0], b'I' | b'W' | b'E') && b[1..5].iter().all(u8::is_ascii_digit)
+    };
+    stderr
+        .lines()
+        .filter(|l| !l.starts_with("\t[WARNING") && !klog(l))
+        .collect()
+}
+
+/// Standard output without the system verification report preflight prints in a chroot (upstream
+/// cannot run `uname` there; ours reads the kernel release without it).
+fn phase_lines(stdout: &str) -> Vec<&str> {
+    stdout
+        .lines()
+        .filter(|l| !l.starts_with('\u{1b}') && !l.contains("system verification failed"))
+        .collect()
+}
+
+/// Ours names the config file, and where in it a document starts (`/c.yaml:1:1: `), before
+/// upstream's message; the message itself must be upstream's.
+fn without_location(line: &str) -> &str {
+    if !line.starts_with('/') {
+        return line;
+    }
+    let Some((head, rest)) = line.split_once(": ") else {
+        return line;
+    };
+    let mut parts = head.split(':').skip(1);
+    if parts.all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit())) {
+        rest
+    } else {
+        line
+    }
+}
+
+fn assert_same(label: &str, up: &Run, us: &Run) {
+    assert_eq!(
+        up.code, us.code,
+        "exit code of {label}\nupstream: {up:#?}\nours: {us:#?}"
+    );
+    let (a, b) = (phase_lines(&up.stdout), phase_lines(&us.stdout));
+    assert!(
+        a == b,
+        "stdout of {label}:\n{}",
+        diff(&a.join("\n"), &b.join("\n"))
+    );
+    // Upstream's error is ours' first line (ours may add where in a file each invalid field is).
+    let (a, b) = (error_lines(&up.stderr), error_lines(&us.stderr));
+    assert_eq!(
+        a.first().copied(),
+        b.first().map(|l| without_location(l)),
+        "errors of {label}\nupstream: {}\nours: {}",
+        up.stderr,
+        us.stderr
+    );
+}
+
+/// Both binaries on the same arguments, each in a fresh root with `files` written into it.
+fn both(label: &str, args: &[&str], files: &[(&str, &str)]) -> (Run, Run) {
+    let runs: Vec<Run> = [upstream_kubeadm(), ours()]
+        .iter()
+        .map(|bin| {
+            let root = node_root();
+            for (path, text) in files {
+                let p = root.path().join(path.trim_start_matches('/'));
+                std::fs::create_dir_all(p.parent().expect("parent")).expect("dir");
+                std::fs::write(p, text).expect("file");
+            }
+            join(bin, root.path(), args)
+        })
+        .collect();
+    assert_same(label, &runs[0], &runs[1]);
+    let mut it = runs.into_iter();
+    (it.next().expect("upstream"), it.next().expect("ours"))
+}
+
+const BAD_CONFIG: &str = "apiVersion: kubeadm.k8s.io/v1beta3
+kind: JoinConfiguration
+discovery:
+  bootstrapToken:
+    token: abcdef.0123456789abcdef
+    apiServerEndpoint: 1.2.3.4
+nodeRegistration:
+  name: Bad_Name
+";
+
+/// Input upstream refuses before contacting anything: the same message and exit code.
+#[test]
+fn bad_input_fails_as_upstream() {
+    let t = ["--token", TOKEN];
+    let cases: Vec<(&str, Vec<&str>, Files)> = vec![
+        ("no discovery", vec![], vec![]),
+        ("no discovery (phase)", vec!["phase", "preflight"], vec![]),
+        (
+            "no discovery (kubelet-start)",
+            vec!["phase", "kubelet-start"],
+            vec![],
+        ),
+        ("endpoint without token", vec!["1.2.3.4:6443"], vec![]),
+        ("malformed token", vec!["1.2.3.4:6443", "--token", "abc"], vec![]),
+        ("no CA pin", [&["1.2.3.4:6443"][..], &t].concat(), vec![]),
+        (
+            "missing discovery file",
+            vec!["--discovery-file", "/nonexistent"],
+            vec![],
+        ),
+        ("missing config", vec!["--config", "/nonexistent"], vec![]),
+        (
+            "config mixed with flags",
+            vec![
+                "--config",
+                "/c.yaml",
+                "--token",
+                TOKEN,
+                "--discovery-token-unsafe-skip-ca-verification",
+            ],
+            vec![("/c.yaml", BAD_CONFIG)],
+        ),
+        (
+            "invalid config",
+            vec!["--config", "/c.yaml"],
+            vec![("/c.yaml", BAD_CONFIG)],
+        ),
+        (
+            "not a config",
+            vec!["--config", "/c.yaml"],
+            vec![("/c.yaml", "kind: Foo\napiVersion: v1\n")],
+        ),
+        (
+            "config of the wrong kind",
+            vec!["--config", "/c.yaml"],
+            vec![(
+                "/c.yaml",
+                "apiVersion: kubeadm.k8s.io/v1beta3\nkind: InitConfiguration\n",
+            )],
+        ),
+        (
+            "unknown preflight error name mixed with all",
+            [
+                &[
+                    "1.2.3.4:6443",
+                    "--discovery-token-unsafe-skip-ca-verification",
+                    "--ignore-preflight-errors",
+                    "all,Swap",
+                ][..],
+                &t,
+            ]
+            .concat(),
+            vec![],
+        ),
+        (
+            "two endpoints",
+            [&["1.2.3.4:6443", "5.6.7.8:6443"][..], &t].concat(),
+            vec![],
+        ),
+        ("unknown flag", vec!["--frobnicate"], vec![]),
+    ];
+    for (label, args, files) in cases {
+        let (up, _) = both(label, &args, &files);
+        assert_ne!(up.code, 0, "{label}: upstream accepted it: {up:?}");
+    }
+}
+
+/// A control-plane join is refused by ours in one line, before anything runs.
+#[test]
+fn control_plane_join_is_refused_in_one_line() {
+    let root = node_root();
+    let cfg = root.path().join("c.yaml");
+    std::fs::write(
+        &cfg,
+        "apiVersion: kubeadm.k8s.io/v1beta3\nkind: JoinConfiguration\ndiscovery:\n  bootstrapToken: {token: abcdef.0123456789abcdef, apiServerEndpoint: '1.2.3.4:6443', unsafeSkipCAVerification: true}\ncontrolPlane: {}\n",
+    )
+    .expect("config");
+    for args in [
+        vec![
+            "1.2.3.4:6443",
+            "--token",
+            TOKEN,
+            "--discovery-token-unsafe-skip-ca-verification",
+            "--control-plane",
+        ],
+        vec!["--config", "/c.yaml"],
+        vec!["phase", "control-plane-join", "etcd"],
+    ] {
+        let r = join(&ours(), root.path(), &args);
+        assert_eq!(r.code, 1, "{args:?}: {r:?}");
+        assert_eq!(r.stdout, "", "{args:?}");
+        assert_eq!(r.stderr.lines().count(), 1, "{args:?}: {}", r.stderr);
+        assert!(
+            r.stderr.contains("is not implemented yet in kubeadm-rs"),
+            "{}",
+            r.stderr
+        );
+    }
+}
+
+fn join_config(discovery: &str) -> String {
+    format!(
+        "apiVersion: kubeadm.k8s.io/v1beta3
+kind: JoinConfiguration
+discovery:
+{discovery}
+nodeRegistration:
+  name: {WORKER}
+"
+    )
+}
+
+/// The kubeconfig of `cluster-info` (server and CA, no user), as a discovery file.
+fn cluster_info_kubeconfig(server: &ApiServer) -> String {
+    server.kubectl(&[
+        "-n",
+        "kube-public",
+        "get",
+        "cm",
+        "cluster-info",
+        "-o",
+        "jsonpath={.data.kubeconfig}",
+    ])
+}
+
+/// Discovery against a real API server: accepted and refused as upstream's is, with the same
+/// output and errors (`join phase preflight` runs discovery and the configuration fetch).
+#[test]
+fn discovery_on_a_real_server_as_upstream() {
+    let (server, pin) = prepared_server();
+    let ep = format!("127.0.0.1:{}", server.port());
+    let wrong_pin = format!("sha256:{}", "0".repeat(64));
+    let token_args = |token: &str, extra: &[&str]| -> Vec<String> {
+        [
+            "phase",
+            "preflight",
+            &ep,
+            "--token",
+            token,
+            "--node-name",
+            WORKER,
+            "--ignore-preflight-errors=all",
+        ]
+        .iter()
+        .chain(extra)
+        .map(|s| s.to_string())
+        .collect()
+    };
+    let pinned = ["--discovery-token-ca-cert-hash", pin.as_str()];
+    let cases: Vec<(&str, Vec<String>, i32)> = vec![
+        ("pinned CA", token_args(TOKEN, &pinned), 0),
+        (
+            "unpinned CA",
+            token_args(TOKEN, &["--discovery-token-unsafe-skip-ca-verification"]),
+            0,
+        ),
+        (
+            "second pin matches",
+            token_args(
+                TOKEN,
+                &[
+                    "--discovery-token-ca-cert-hash",
+                    &wrong_pin,
+                    "--discovery-token-ca-cert-hash",
+                    &pin,
+                ],
+            ),
+            0,
+        ),
+        (
+            "wrong pin",
+            token_args(TOKEN, &["--discovery-token-ca-cert-hash", &wrong_pin]),
+            1,
+        ),
+        (
+            "short pin",
+            token_args(TOKEN, &["--discovery-token-ca-cert-hash", "sha256:abc"]),
+            1,
+        ),
+        (
+            "unknown pin format",
+            token_args(TOKEN, &["--discovery-token-ca-cert-hash", "md5:abc"]),
+            1,
+        ),
+        ("wrong secret", token_args("abcdef.0000000000000000", &pinned), 1),
+        (
+            "the discovery token as TLS bootstrap token",
+            [
+                "phase",
+                "preflight",
+                &ep,
+                "--discovery-token",
+                TOKEN,
+                "--discovery-token-unsafe-skip-ca-verification",
+                "--node-name",
+                WORKER,
+                "--ignore-preflight-errors=all",
+            ]
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
+            0,
+        ),
+    ];
+    for (label, args, code) in &cases {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (up, _) = both(label, &args, &[]);
+        assert_eq!(up.code, *code, "{label}: {up:#?}");
+    }
+
+    let info = cluster_info_kubeconfig(&server);
+    let unknown_id = join_config(&format!(
+        "  bootstrapToken: {{token: zzzzzz.0123456789abcdef, apiServerEndpoint: '{ep}', unsafeSkipCAVerification: true}}\n  tlsBootstrapToken: zzzzzz.0123456789abcdef\n  timeout: 6s"
+    ));
+    let file_with_token = join_config(&format!(
+        "  file: {{kubeConfigPath: /discovery.conf}}\n  tlsBootstrapToken: {TOKEN}\n  timeout: 20s"
+    ));
+    let file_without_credentials = join_config("  file: {kubeConfigPath: /discovery.conf}\n  timeout: 20s");
+    for (label, cfg, code) in [
+        ("token without signature", unknown_id.as_str(), 1),
+        ("file and TLS bootstrap token", file_with_token.as_str(), 0),
+        ("file without credentials", file_without_credentials.as_str(), 1),
+    ] {
+        let (up, _) = both(
+            label,
+            &[
+                "phase",
+                "preflight",
+                "--config",
+                "/join.yaml",
+                "--ignore-preflight-errors=all",
+            ],
+            &[("/join.yaml", cfg), ("/discovery.conf", &info)],
+        );
+        assert_eq!(up.code, code, "{label}: {up:#?}");
+    }
+
+    // A discovery file client-go refuses (its context names no cluster).
+    let unnamed = format!(
+        "{}contexts:\n- context: {{cluster: '', user: joiner}}\n  name: joining\ncurrent-context: joining\nusers:\n- name: joiner\n  user: {{token: {TOKEN}}}\n",
+        info.replace("contexts: null\n", "")
+            .replace("current-context: \"\"\n", "")
+            .replace("users: null\n", "")
+    );
+    let (up, _) = both(
+        "discovery file refused by client-go's validation",
+        &[
+            "phase",
+            "preflight",
+            "--config",
+            "/join.yaml",
+            "--ignore-preflight-errors=all",
+        ],
+        &[
+            ("/join.yaml", &file_without_credentials),
+            ("/discovery.conf", &unnamed),
+        ],
+    );
+    assert!(up.stderr.contains("invalid configuration"), "{up:#?}");
+}
+
+/// Plays the kubelet's part in the TLS bootstrap: once `bootstrap-kubelet.conf` appears under
+/// `root`, keeps its text and writes `kubelet.conf` (the admin kubeconfig: a usable client). Gives
+/// up when `done` is set (the join ended without writing it).
+fn play_kubelet(
+    root: &Path,
+    admin: PathBuf,
+    done: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> std::thread::JoinHandle<Option<String>> {
+    let dir = root.join("etc/kubernetes");
+    std::thread::spawn(move || {
+        let deadline = Instant::now() + Duration::from_secs(120);
+        let bootstrap = dir.join("bootstrap-kubelet.conf");
+        while Instant::now() < deadline && !done.load(std::sync::atomic::Ordering::SeqCst) {
+            if let Ok(text) = std::fs::read_to_string(&bootstrap)
+                && text.contains("users:")
+            {
+                // Let the writer finish.
+                std::thread::sleep(Duration::from_millis(200));
+                let text = std::fs::read_to_string(&bootstrap).expect("read bootstrap kubeconfig");
+                std::fs::copy(&admin, dir.join("kubelet.conf")).expect("write kubelet.conf");
+                return Some(text);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        None
+    })
+}
+
+/// What one `kubelet-start` run left: its output, the bootstrap kubeconfig it wrote, the files
+/// under the node's root (without the `kubelet.conf` the test wrote), and the Node's annotations.
+#[derive(Debug, PartialEq)]
+struct KubeletStart {
+    code: i32,
+    stdout: String,
+    bootstrap: String,
+    files: std::collections::BTreeMap<String, (u32, String)>,
+    annotations: String,
+}
+
+fn kubelet_start(bin: &Path, server: &ApiServer, args: &[&str], files: &[(&str, &str)]) -> KubeletStart {
+    let root = node_root();
+    for (path, text) in files {
+        std::fs::write(root.path().join(path.trim_start_matches('/')), text).expect("file");
+    }
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let kubelet = play_kubelet(root.path(), server.kubeconfig(), done.clone());
+    let r = join(bin, root.path(), args);
+    done.store(true, std::sync::atomic::Ordering::SeqCst);
+    let bootstrap = kubelet
+        .join()
+        .expect("kubelet thread")
+        .unwrap_or_else(|| panic!("{} wrote no bootstrap-kubelet.conf: {r:#?}", bin.display()));
+    let mut tree: std::collections::BTreeMap<String, (u32, String)> =
+        kubeadm_testkit::rootfs::tree(root.path(), &["etc/kubernetes", "var/lib/kubelet"])
+            .into_iter()
+            .map(|(k, (mode, bytes))| (k, (mode, String::from_utf8_lossy(&bytes).into_owned())))
+            .collect();
+    tree.remove("etc/kubernetes/kubelet.conf");
+    let annotations = server.kubectl(&["get", "node", WORKER, "-o", "jsonpath={.metadata.annotations}"]);
+    server.kubectl(&[
+        "annotate",
+        "node",
+        WORKER,
+        "kubeadm.alpha.kubernetes.io/cri-socket-",
+    ]);
+    KubeletStart {
+        code: r.code,
+        stdout: r.stdout,
+        bootstrap,
+        files: tree,
+        annotations,
+    }
+}
+
+/// `join phase kubelet-start` with token discovery and with a discovery file carrying its own
+/// credentials (a token file, embedded as upstream embeds it): the same bootstrap kubeconfig, CA,
+/// kubelet configuration and flags, the same output and the same Node annotation as upstream's.
+#[test]
+fn kubelet_start_writes_what_upstream_writes() {
+    let (server, pin) = prepared_server();
+    create_node(&server, WORKER);
+    let ep = format!("127.0.0.1:{}", server.port());
+    let token_args = [
+        "phase",
+        "kubelet-start",
+        ep.as_str(),
+        "--token",
+        TOKEN,
+        "--discovery-token-ca-cert-hash",
+        pin.as_str(),
+        "--node-name",
+        WORKER,
+    ];
+    let info = cluster_info_kubeconfig(&server);
+    let with_user = format!(
+        "{}contexts:\n- context: {{cluster: joined, user: joiner}}\n  name: joining\ncurrent-context: joining\nusers:\n- name: joiner\n  user: {{tokenFile: /token}}\n",
+        info.replace("  name: \"\"\n", "  name: joined\n")
+            .replace("contexts: null\n", "")
+            .replace("current-context: \"\"\n", "")
+            .replace("users: null\n", "")
+    );
+    let file_cfg = join_config("  file: {kubeConfigPath: /discovery.conf}\n  timeout: 20s");
+    let file_files = [
+        ("/join.yaml", file_cfg.as_str()),
+        ("/discovery.conf", with_user.as_str()),
+        ("/token", TOKEN),
+    ];
+    let mut whole = token_args[2..].to_vec();
+    whole.push("--ignore-preflight-errors=all");
+    let cases: [(&str, &[&str], FileSlice); 3] = [
+        ("whole join (token discovery)", &whole, &[]),
+        ("token discovery", &token_args, &[]),
+        (
+            "file discovery with a token file",
+            &["phase", "kubelet-start", "--config", "/join.yaml"],
+            &file_files,
+        ),
+    ];
+    for (label, args, files) in cases {
+        let up = kubelet_start(&upstream_kubeadm(), &server, args, files);
+        let us = kubelet_start(&ours(), &server, args, files);
+        assert_eq!(up.code, 0, "{label}: upstream failed: {up:#?}");
+        let (a, b) = (phase_lines(&up.stdout), phase_lines(&us.stdout));
+        assert!(a == b, "{label} stdout:\n{}", diff(&a.join("\n"), &b.join("\n")));
+        assert!(
+            up.bootstrap == us.bootstrap,
+            "{label} bootstrap-kubelet.conf:\n{}",
+            diff(&up.bootstrap, &us.bootstrap)
+        );
+        assert!(up.bootstrap.contains(TOKEN), "{label}: {}", up.bootstrap);
+        for (path, (mode, text)) in &up.files {
+            let ours = us
+                .files
+                .get(path)
+                .unwrap_or_else(|| panic!("{label}: ours wrote no {path}"));
+            assert_eq!(*mode, ours.0, "{label}: mode of {path}");
+            assert!(*text == ours.1, "{label}: {path}:\n{}", diff(text, &ours.1));
+        }
+        assert_eq!(
+            up.files.keys().collect::<Vec<_>>(),
+            us.files.keys().collect::<Vec<_>>(),
+            "{label}: files left (bootstrap-kubelet.conf must be gone)"
+        );
+        assert!(
+            up.annotations.contains("cri-socket"),
+            "{label}: {}",
+            up.annotations
+        );
+        assert_eq!(up.annotations, us.annotations, "{label}: Node annotations");
+        assert_eq!(
+            (&up.bootstrap, &up.files, up.code),
+            (&us.bootstrap, &us.files, us.code),
+            "{label}"
+        );
+    }
+}

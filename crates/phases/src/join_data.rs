@@ -1,0 +1,90 @@
+//! The typed context `kubeadm join` phases share (upstream's `joinData`): the join configuration,
+//! where things go, the effects they act through, and what discovery finds, computed once on first
+//! use (the TLS bootstrap kubeconfig, then the cluster's configuration).
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use kubeadm_api::dynamic::HostFacts;
+use kubeadm_api::internal::InitConfig;
+use kubeadm_api::v1beta3::JoinConfiguration;
+use kubeadm_core::patches::PatchManager;
+use kubeadm_effects::cluster::Cluster;
+use kubeadm_effects::cri::Runtime;
+use kubeadm_effects::fs::Fs;
+use kubeadm_effects::host_probe::HostProbe;
+use kubeadm_effects::init_system::InitSystem;
+use kubeadm_effects::report::Reporter;
+use serde_json::Value;
+
+/// What an API client is made from during a join.
+#[derive(Debug, Clone, Copy)]
+pub enum ClientSource<'a> {
+    /// Anonymous, over TLS that does NOT verify the server: only token discovery's first read of
+    /// `cluster-info` (`https://host:port`), whose answer is verified afterwards.
+    InsecureAnonymous(&'a str),
+    /// A kubeconfig held in memory (YAML or JSON text), TLS verified as it says.
+    Kubeconfig(&'a str),
+    /// A kubeconfig file (the kubelet's `kubelet.conf` once it has bootstrapped).
+    File(&'a Path),
+}
+
+/// Creates API clients for the join phases (the real kube client, or a fake in tests).
+pub type JoinConnector = Box<dyn Fn(&ClientSource<'_>) -> Result<Box<dyn Cluster>, String> + Send + Sync>;
+
+/// What the join phases work from.
+pub struct JoinData {
+    /// The loaded, defaulted and validated join configuration.
+    pub cfg: JoinConfiguration,
+    /// The preflight checks whose errors become warnings (lower case).
+    pub ignore_preflight_errors: BTreeSet<String>,
+    /// Where kubeconfig files go (`/etc/kubernetes`).
+    pub kubeconfig_dir: PathBuf,
+    /// Where the kubelet's files go (`/var/lib/kubelet`).
+    pub kubelet_dir: PathBuf,
+    /// This host's name, as `os.Hostname()` gives it.
+    pub hostname: String,
+    /// What defaulting the fetched cluster configuration needs to know about the host.
+    pub host: HostFacts,
+    /// Patches to apply to the kubelet configuration (`--patches`).
+    pub patches: Option<PatchManager>,
+    /// The init system that runs the kubelet.
+    pub init_system: Box<dyn InitSystem>,
+    /// What preflight reads from the host.
+    pub host_probe: Box<dyn HostProbe>,
+    /// The container runtime, over CRI.
+    pub runtime: Box<dyn Runtime>,
+    /// The file system.
+    pub fs: Box<dyn Fs>,
+    /// Where output goes.
+    pub reporter: Box<dyn Reporter>,
+    /// Creates API clients.
+    pub connect: JoinConnector,
+    /// The kubeconfig the kubelet bootstraps with (upstream's `TLSBootstrapCfg`), once discovered.
+    pub tls_bootstrap: Option<Value>,
+    /// The cluster's configuration with this node's registration (upstream's `InitCfg`), once
+    /// fetched.
+    pub init_cfg: Option<InitConfig>,
+}
+
+impl std::fmt::Debug for JoinData {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JoinData")
+            .field("kubeconfig_dir", &self.kubeconfig_dir)
+            .field("kubelet_dir", &self.kubelet_dir)
+            .field("discovered", &self.tls_bootstrap.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl JoinData {
+    /// Prints a line of phase output (upstream's `fmt.Printf` lines).
+    pub fn say(&self, line: &str) {
+        self.reporter.out(&format!("{line}\n"));
+    }
+
+    /// A client made by the connector.
+    pub(crate) fn client(&self, source: &ClientSource<'_>) -> Result<Box<dyn Cluster>, String> {
+        (self.connect)(source)
+    }
+}

@@ -1,0 +1,468 @@
+//! The worker phases of `kubeadm join` (upstream's `cmd/phases/join/{preflight,kubelet}.go`) and
+//! what they share: the cluster's configuration fetched with the TLS bootstrap credentials
+//! (upstream's `fetchInitConfigurationFromJoinConfiguration`).
+//!
+//! `kubelet-start` writes `bootstrap-kubelet.conf` and the cluster CA, refuses to go on when a Ready
+//! Node of this name exists, writes the kubelet's configuration (from the cluster's
+//! `kubelet-config` ConfigMap) and flags, restarts the kubelet, waits for it to finish the TLS
+//! bootstrap (`kubelet.conf` usable), annotates the Node with the CRI socket, and always removes
+//! `bootstrap-kubelet.conf` at the end.
+
+use std::path::Path;
+use std::time::Duration;
+
+use kubeadm_api::dynamic::DynamicInputs;
+use kubeadm_api::internal::{ConfigError, InitConfig, load_init_config};
+use kubeadm_api::v1beta3::BootstrapTokenString;
+use kubeadm_core::cluster::node;
+use kubeadm_core::cluster::upload_config::{
+    CLUSTER_CONFIGURATION_KEY, KUBEADM_CONFIG_CONFIG_MAP, KUBELET_CONFIG_CONFIG_MAP, KUBELET_CONFIG_KEY,
+};
+use kubeadm_core::kubelet::{self, KubeletFlagsInputs};
+use kubeadm_effects::cluster::{Cluster, ClusterError, Resource};
+use kubeadm_workflow::PhaseError;
+use serde_json::{Value, json};
+
+use crate::join_data::{ClientSource, JoinData};
+use crate::join_discovery::tls_bootstrap_config;
+use crate::join_kubeconfig as kc;
+use crate::preflight::{IgnoreSet, Stream, run_join_preflight};
+
+/// `KubeletBootstrapKubeConfigFileName`.
+const BOOTSTRAP_KUBELET_CONF: &str = "bootstrap-kubelet.conf";
+/// `KubeletKubeConfigFileName`.
+const KUBELET_CONF: &str = "kubelet.conf";
+/// `TLSBootstrapTimeout`.
+const TLS_BOOTSTRAP_TIMEOUT: Duration = Duration::from_secs(300);
+/// `TLSBootstrapRetryInterval`.
+const TLS_BOOTSTRAP_INTERVAL: Duration = Duration::from_secs(5);
+/// The kube-proxy ConfigMap and its key.
+const KUBE_PROXY_CONFIG_MAP: &str = "kube-proxy";
+const KUBE_PROXY_CONFIG_KEY: &str = "config.conf";
+const KUBE_SYSTEM: &str = "kube-system";
+
+/// Why fetching the cluster's configuration failed.
+#[derive(Debug, thiserror::Error)]
+pub enum FetchError {
+    /// No client with the bootstrap credentials.
+    #[error("unable to access the cluster: {0}")]
+    Client(String),
+    /// A ConfigMap could not be read or used.
+    #[error("unable to fetch the kubeadm-config ConfigMap: {0}")]
+    Fetch(String),
+    /// The fetched configuration is invalid.
+    #[error("unable to fetch the kubeadm-config ConfigMap: {0}")]
+    Config(#[source] ConfigError),
+}
+
+/// Why `kubelet-start` failed.
+#[derive(Debug, thiserror::Error)]
+pub enum KubeletStartError {
+    /// A file could not be written.
+    #[error("{what}: {source}")]
+    Write {
+        /// Which file, in upstream's words.
+        what: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The bootstrap client could not be created.
+    #[error("couldn't create client from kubeconfig file {0:?}")]
+    BootstrapClient(String),
+    /// The Node could not be read.
+    #[error("cannot get Node {0:?}: {1}")]
+    GetNode(String, #[source] ClusterError),
+    /// A Ready Node of this name exists.
+    #[error(
+        "a Node with name {0:?} and status \"Ready\" already exists in the cluster. You must delete the existing Node or change the name of this new joining Node"
+    )]
+    NodeExists(String),
+    /// No kubelet component config came from the cluster.
+    #[error("no kubelet component config found")]
+    NoKubeletConfig,
+    /// A patch could not be applied.
+    #[error("could not apply patches to the KubeletConfiguration: {0}")]
+    Patch(#[source] kubeadm_core::patches::PatchError),
+    /// The kubelet did not bootstrap in time.
+    #[error("timed out waiting for the condition")]
+    Timeout,
+    /// The CRI socket annotation could not be applied.
+    #[error("error uploading crisocket: {0}")]
+    CriSocket(#[source] ClusterError),
+}
+
+/// Upstream's `kubeadmJoinFailMsg`, printed when the TLS bootstrap times out.
+fn join_fail_text(error: &str) -> String {
+    format!(
+        "
+Unfortunately, an error has occurred:
+\t{error}
+
+This error is likely caused by:
+\t- The kubelet is not running
+\t- The kubelet is unhealthy due to a misconfiguration of the node in some way (required cgroups disabled)
+
+If you are on a systemd-powered system, you can try to troubleshoot the error with the following commands:
+\t- 'systemctl status kubelet'
+\t- 'journalctl -xeu kubelet'
+"
+    )
+}
+
+/// Discovery, once per run (upstream's `TLSBootstrapCfg`).
+fn ensure_discovered(data: &mut JoinData) -> Result<(), PhaseError> {
+    if data.tls_bootstrap.is_none() {
+        data.reporter
+            .info(1, "join.go", "[preflight] Discovering cluster-info");
+        data.tls_bootstrap = Some(tls_bootstrap_config(data)?);
+    }
+    Ok(())
+}
+
+/// The cluster's configuration, fetched once per run (upstream's `InitCfg`); renames the cluster of
+/// the TLS bootstrap kubeconfig to the cluster's name, as upstream does.
+pub(crate) fn ensure_init_cfg(data: &mut JoinData) -> Result<(), PhaseError> {
+    if data.init_cfg.is_some() {
+        return Ok(());
+    }
+    ensure_discovered(data)?;
+    let mut tls = data.tls_bootstrap.clone().unwrap_or(Value::Null);
+    data.reporter
+        .info(1, "join.go", "[preflight] Fetching init configuration");
+    data.reporter
+        .info(1, "join.go", "[preflight] Retrieving KubeConfig objects");
+    let client = data
+        .client(&ClientSource::Kubeconfig(&kc::to_text(&tls)))
+        .map_err(FetchError::Client)?;
+    let mut cfg = fetch_init_config(data, &*client)?;
+    cfg.init.node_registration = data.cfg.node_registration.clone();
+    let name = cfg.cluster.cluster_name.clone();
+    let cluster = kc::current_cluster(&tls).cloned().unwrap_or(Value::Null);
+    tls["clusters"] = json!([{"name": name, "cluster": cluster}]);
+    let current = tls["current-context"].as_str().unwrap_or_default().to_string();
+    if let Some(contexts) = tls.get_mut("contexts").and_then(Value::as_array_mut) {
+        for c in contexts.iter_mut().filter(|c| c["name"] == current.as_str()) {
+            c["context"]["cluster"] = json!(name);
+        }
+    }
+    data.tls_bootstrap = Some(tls);
+    data.init_cfg = Some(cfg);
+    Ok(())
+}
+
+/// Upstream's `FetchInitConfigurationFromCluster` for a new node: the `ClusterConfiguration` of
+/// `kubeadm-config`, the kube-proxy and kubelet component configs from their ConfigMaps, then the
+/// dynamic defaults of `init`.
+fn fetch_init_config(data: &JoinData, client: &dyn Cluster) -> Result<InitConfig, FetchError> {
+    data.say("[preflight] Reading configuration from the cluster...");
+    data.say("[preflight] FYI: You can look at this config file with 'kubectl -n kube-system get cm kubeadm-config -o yaml'");
+    let fetch = FetchError::Fetch;
+    let cm = client
+        .get_config_map_with_retry(KUBE_SYSTEM, KUBEADM_CONFIG_CONFIG_MAP)
+        .map_err(|e| fetch(format!("failed to get config map: {e}")))?;
+    let mut text = cm
+        .pointer(&format!("/data/{CLUSTER_CONFIGURATION_KEY}"))
+        .and_then(Value::as_str)
+        .ok_or_else(|| fetch(format!("unexpected error when reading {KUBEADM_CONFIG_CONFIG_MAP} ConfigMap: {CLUSTER_CONFIGURATION_KEY} key value pair missing")))?
+        .to_string();
+    for (name, key, group, must_exist) in [
+        (
+            KUBE_PROXY_CONFIG_MAP,
+            KUBE_PROXY_CONFIG_KEY,
+            "kubeproxy.config.k8s.io/v1alpha1",
+            false,
+        ),
+        (
+            KUBELET_CONFIG_CONFIG_MAP,
+            KUBELET_CONFIG_KEY,
+            "kubelet.config.k8s.io/v1beta1",
+            true,
+        ),
+    ] {
+        if must_exist {
+            data.reporter.info(
+                1,
+                "kubelet.go",
+                &format!("attempting to download the KubeletConfiguration from ConfigMap {name:?}"),
+            );
+        }
+        let cm = match client.get_config_map_with_retry(KUBE_SYSTEM, name) {
+            Ok(cm) => cm,
+            Err(e @ (ClusterError::NotFound { .. } | ClusterError::Forbidden { .. })) if !must_exist => {
+                data.reporter.warn(
+                    "configset.go",
+                    &format!("Warning: No {group} config is loaded. Continuing without it: {e}"),
+                );
+                continue;
+            }
+            Err(e) => return Err(fetch(format!("failed to get component configs: {e}"))),
+        };
+        let doc = cm
+            .pointer(&format!("/data/{key}"))
+            .and_then(Value::as_str)
+            .ok_or_else(|| {
+                fetch(format!(
+                    "failed to get component configs: unexpected error when reading {name} ConfigMap: {key} key value pair missing"
+                ))
+            })?;
+        text.push_str("\n---\n");
+        text.push_str(doc);
+    }
+    // The node's own registration replaces what defaulting derives from this host; only an
+    // unambiguous CRI socket is wanted meanwhile (upstream sets a placeholder for the same reason).
+    let mut host = data.host.clone();
+    host.existing_cri_sockets.clear();
+    let mut new_token = || BootstrapTokenString::generate(|| 0);
+    let mut inputs = DynamicInputs {
+        host: &host,
+        new_token: &mut new_token,
+        fetch_version: &kubeadm_api::version::offline,
+    };
+    load_init_config(KUBEADM_CONFIG_CONFIG_MAP, &text, &mut inputs).map_err(FetchError::Config)
+}
+
+/// Upstream's `runPreflight` for a worker: the checks, then discovery and the configuration fetch.
+pub(crate) fn run_preflight(data: &mut JoinData) -> Result<(), PhaseError> {
+    let ignore = IgnoreSet::from(data.ignore_preflight_errors.clone());
+    let run = run_join_preflight(&data.cfg, &ignore, &*data.host_probe, &*data.runtime);
+    for (stream, text) in &run.output {
+        match stream {
+            Stream::Stdout => data.reporter.out(text),
+            Stream::Stderr => data.reporter.err(text),
+        }
+    }
+    if let Some(e) = run.error {
+        return Err(Box::new(e));
+    }
+    ensure_init_cfg(data)
+}
+
+/// The control-plane phases on a worker: upstream's run functions return at once when the join
+/// configuration has no `controlPlane` (a control-plane join is not implemented yet).
+pub(crate) fn run_control_plane_only(data: &mut JoinData) -> Result<(), PhaseError> {
+    if data.cfg.control_plane.is_none() {
+        return Ok(());
+    }
+    Err(Box::new(crate::NotImplemented))
+}
+
+/// `control-plane-prepare/download-certs` on a worker (upstream logs that it skips).
+pub(crate) fn run_download_certs(data: &mut JoinData) -> Result<(), PhaseError> {
+    if data.cfg.control_plane.is_none() {
+        data.reporter.info(
+            1,
+            "controlplaneprepare.go",
+            "[download-certs] Skipping certs download",
+        );
+    }
+    run_control_plane_only(data)
+}
+
+/// `kubelet-start`.
+pub(crate) fn run_kubelet_start(data: &mut JoinData) -> Result<(), PhaseError> {
+    ensure_init_cfg(data)?;
+    let bootstrap = data.kubeconfig_dir.join(BOOTSTRAP_KUBELET_CONF);
+    let result = kubelet_start(data, &bootstrap);
+    // Upstream's deferred removal: the bootstrap token leaves the disk whatever happened.
+    let _ = data.fs.remove_file(&bootstrap);
+    result
+}
+
+fn write(data: &JoinData, path: &Path, bytes: &[u8], mode: u32, what: &str) -> Result<(), KubeletStartError> {
+    let dir = path.parent().unwrap_or(Path::new("/"));
+    data.fs
+        .create_dir_all(dir, 0o755)
+        .and_then(|()| data.fs.write(path, bytes, mode))
+        .map_err(|source| KubeletStartError::Write {
+            what: what.to_string(),
+            source,
+        })
+}
+
+fn kubelet_start(data: &mut JoinData, bootstrap: &Path) -> Result<(), PhaseError> {
+    let tls = data.tls_bootstrap.clone().unwrap_or(Value::Null);
+    let text = kc::to_text(&tls);
+    data.reporter.info(
+        1,
+        "kubelet.go",
+        &format!(
+            "[kubelet-start] writing bootstrap kubelet config file at {}",
+            bootstrap.display()
+        ),
+    );
+    write(
+        data,
+        bootstrap,
+        text.as_bytes(),
+        0o600,
+        "couldn't save bootstrap-kubelet.conf to disk",
+    )?;
+    let ca_path = Path::new(&data.cfg.ca_cert_path);
+    if !data.fs.exists(ca_path) {
+        use base64::Engine as _;
+        let ca = kc::current_cluster(&tls)
+            .and_then(|c| c.get("certificate-authority-data"))
+            .and_then(Value::as_str)
+            .map(|d| {
+                base64::engine::general_purpose::STANDARD
+                    .decode(d.trim())
+                    .unwrap_or_default()
+            })
+            .unwrap_or_default();
+        write(
+            data,
+            ca_path,
+            &ca,
+            0o644,
+            "couldn't save the CA certificate to disk",
+        )?;
+    }
+    let bootstrap_client = data
+        .client(&ClientSource::Kubeconfig(&text))
+        .map_err(|_| KubeletStartError::BootstrapClient(bootstrap.display().to_string()))?;
+
+    let nr = &data.cfg.node_registration;
+    let hostname = data.hostname.trim().to_lowercase();
+    let node_name = nr
+        .kubelet_extra_args
+        .get("hostname-override")
+        .cloned()
+        .unwrap_or_else(|| {
+            if nr.name.is_empty() {
+                hostname.clone()
+            } else {
+                nr.name.clone()
+            }
+        });
+    match bootstrap_client.get(&Resource::nodes(), "", &node_name) {
+        Ok(node) if node_is_ready(&node) => {
+            return Err(Box::new(KubeletStartError::NodeExists(node_name)));
+        }
+        Ok(_) => {}
+        Err(e) if e.is_not_found() => {}
+        Err(e) => return Err(Box::new(KubeletStartError::GetNode(node_name, e))),
+    }
+
+    data.reporter
+        .info(1, "kubelet.go", "[kubelet-start] Stopping the kubelet");
+    crate::kubelet::try_stop(&*data.init_system, &|l| data.say(l), &*data.reporter);
+    let Some(init_cfg) = data.init_cfg.as_ref() else {
+        return Err(Box::new(KubeletStartError::NoKubeletConfig));
+    };
+    let kc_cfg = init_cfg
+        .component_configs
+        .kubelet
+        .as_ref()
+        .ok_or(KubeletStartError::NoKubeletConfig)?;
+    let config_text = match &data.patches {
+        Some(pm) => {
+            let (text, messages) = pm
+                .patch_kubelet_config(&kubelet::config_value(kc_cfg))
+                .map_err(KubeletStartError::Patch)?;
+            for m in messages {
+                data.say(&m);
+            }
+            text
+        }
+        None => kubelet::config_yaml(kc_cfg),
+    };
+    let config_path = data.kubelet_dir.join("config.yaml");
+    data.say(&format!(
+        "[kubelet-start] Writing kubelet configuration to file {:?}",
+        config_path.display().to_string()
+    ));
+    crate::kubelet::write_file(
+        &*data.fs,
+        &data.kubelet_dir,
+        &config_path,
+        config_text.as_bytes(),
+        "error writing kubelet configuration to disk",
+    )?;
+    // A worker registers its taints through the kubelet's flags.
+    let flags = kubelet::flags_env(&KubeletFlagsInputs {
+        cluster: &init_cfg.cluster,
+        resolved: &init_cfg.resolved,
+        node_registration: &data.cfg.node_registration,
+        hostname: &data.hostname,
+        register_taints_using_flags: data.cfg.control_plane.is_none(),
+    });
+    let env_path = data.kubelet_dir.join("kubeadm-flags.env");
+    data.say(&format!(
+        "[kubelet-start] Writing kubelet environment file with flags to file {:?}",
+        env_path.display().to_string()
+    ));
+    crate::kubelet::write_file(
+        &*data.fs,
+        &data.kubelet_dir,
+        &env_path,
+        flags.as_bytes(),
+        "error writing a dynamic environment file for the kubelet",
+    )?;
+
+    data.say("[kubelet-start] Starting the kubelet");
+    crate::kubelet::try_start(&*data.init_system, &|l| data.say(l), &*data.reporter);
+
+    data.say("[kubelet-start] Waiting for the kubelet to perform the TLS Bootstrap...");
+    let kubelet_conf = data.kubeconfig_dir.join(KUBELET_CONF);
+    let client = match wait_for_kubelet_conf(data, &*bootstrap_client, &kubelet_conf) {
+        Some(c) => c,
+        None => {
+            let e = KubeletStartError::Timeout;
+            data.reporter.out(&join_fail_text(&e.to_string()));
+            return Err(Box::new(e));
+        }
+    };
+    data.reporter.info(
+        1,
+        "kubelet.go",
+        "[kubelet-start] preserving the crisocket information for the node",
+    );
+    let socket = data.cfg.node_registration.cri_socket.clone();
+    data.reporter.info(
+        1,
+        "patchnode.go",
+        &format!(
+            "[patchnode] Uploading the CRI Socket information {socket:?} to the Node API object {:?} as an annotation",
+            data.cfg.node_registration.name
+        ),
+    );
+    client
+        .patch_node(&data.cfg.node_registration.name, &mut |current| {
+            let mut annotated = current.clone();
+            node::annotate_cri_socket(&mut annotated, &socket);
+            node::two_way_merge_patch(current, &annotated)
+        })
+        .map_err(KubeletStartError::CriSocket)?;
+    Ok(())
+}
+
+fn node_is_ready(node: &Value) -> bool {
+    node.pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .any(|c| c["type"] == "Ready" && c["status"] == "True")
+}
+
+/// Upstream's `waitForTLSBootstrappedClient`: polls until a client can be made from `kubelet.conf`
+/// (the file exists and so do the certificate files it names), at most [`TLS_BOOTSTRAP_TIMEOUT`].
+fn wait_for_kubelet_conf(data: &JoinData, pacer: &dyn Cluster, path: &Path) -> Option<Box<dyn Cluster>> {
+    let mut waited = Duration::ZERO;
+    loop {
+        if data.fs.exists(path)
+            && let Ok(c) = data.client(&ClientSource::File(path))
+        {
+            return Some(c);
+        }
+        if waited + TLS_BOOTSTRAP_INTERVAL > TLS_BOOTSTRAP_TIMEOUT {
+            return None;
+        }
+        pacer.pause(TLS_BOOTSTRAP_INTERVAL);
+        waited += TLS_BOOTSTRAP_INTERVAL;
+    }
+}
+
+#[cfg(test)]
+#[path = "join_phases_tests.rs"]
+mod tests;
