@@ -38,6 +38,10 @@ if [ ${#args[@]} = 0 ]; then
     check "scenario init-join-reset (upstream init, our join, our reset)" \
       env TB_JOIN_KUBEADM="$ours" TB_RESET_KUBEADM="$ours" \
       "$here/scenario.sh" init-join-reset --kubeadm "$upstream"
+    # And ours alone, from init to reset.
+    check "scenario init-join-reset (our init, join and reset)" \
+      env TB_JOIN_KUBEADM="$ours" TB_RESET_KUBEADM="$ours" \
+      "$here/scenario.sh" init-join-reset --kubeadm "$ours"
   fi
 fi
 echo "testbed: $passed passed, $failed failed"
