@@ -29,6 +29,9 @@ pub struct HostFacts {
     pub existing_cri_sockets: Vec<String>,
     /// Whether the systemd-resolved service is active (the kubelet then gets its resolv.conf).
     pub systemd_resolved_active: bool,
+    /// Why that could not be asked, when neither `systemctl` nor `openrc` is on the PATH (upstream's
+    /// `GetInitSystem` error, which it logs as a warning while defaulting the kubelet configuration).
+    pub init_system_error: Option<String>,
 }
 
 /// Where randomness and release markers come from.
@@ -94,6 +97,10 @@ pub fn default_init_dynamic(
     // the version.
     let kc = component_configs.kubelet.get_or_insert_with(Default::default);
     warnings.extend(default_kubelet(kc, cluster, inputs.host.systemd_resolved_active));
+    // Upstream asks the init system last, and then has no resolv.conf to recommend.
+    if let Some(e) = &inputs.host.init_system_error {
+        warnings.push(format!("cannot determine if systemd-resolved is active: {e}"));
+    }
     let kp = component_configs.kube_proxy.get_or_insert_with(Default::default);
     warnings.extend(default_kube_proxy(kp, cluster, &init.local_api_endpoint));
     let resolved = default_cluster_dynamic(

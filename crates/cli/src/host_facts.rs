@@ -35,6 +35,7 @@ pub(crate) fn gather() -> HostFacts {
             .map(|s| s.to_string())
             .collect(),
         systemd_resolved_active: probe::systemd_resolved_active(),
+        init_system_error: probe::init_system_error(),
     }
 }
 

@@ -97,6 +97,25 @@ pub fn is_socket(path: &Path) -> bool {
         .unwrap_or(false)
 }
 
+/// Upstream's `GetInitSystem` test: `systemctl`, else `openrc`, found on the PATH (as Go's
+/// `exec.LookPath`: an executable file); the error text when neither is.
+pub fn init_system_error() -> Option<String> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let on_path = |name: &str| {
+        std::env::var_os("PATH").is_some_and(|paths| {
+            std::env::split_paths(&paths).any(|dir| {
+                std::fs::metadata(dir.join(name))
+                    .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+            })
+        })
+    };
+    if on_path("systemctl") || on_path("openrc") {
+        None
+    } else {
+        Some("no supported init system detected, skipping checking for services".to_string())
+    }
+}
+
 /// Whether systemd runs this host and its `systemd-resolved` unit is active (upstream asks the init
 /// system; without systemd the answer is no).
 pub fn systemd_resolved_active() -> bool {

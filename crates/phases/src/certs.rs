@@ -678,6 +678,7 @@ mod tests {
             loopback_address: None,
             existing_cri_sockets: vec!["unix:///var/run/containerd/containerd.sock".into()],
             systemd_resolved_active: false,
+            init_system_error: None,
         };
         let mut token = || BootstrapTokenString::generate(|| 7);
         let mut inputs = DynamicInputs {
