@@ -349,7 +349,11 @@ fn phases_fail_clearly_without_api_server_and_rerun_cleanly() {
     for (p, out) in &failures {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{p}: {stderr}");
-        let first = stderr.lines().next().unwrap_or_default();
+        // Warnings (klog lines) may come first; the error is the first line that is not one.
+        let first = stderr
+            .lines()
+            .find(|l| l.starts_with("error execution phase "))
+            .unwrap_or_default();
         assert!(
             first.starts_with("error execution phase ")
                 && first.contains("the API server is unavailable")
