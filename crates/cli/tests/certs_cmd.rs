@@ -6,11 +6,11 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use base64::Engine as _;
 use kubeadm_core::pki::{CertInfo, PrivateKey, pem_decode_all};
 use kubeadm_testkit::oracle::{diff, run, upstream_kubeadm};
+use kubeadm_testkit::pki::verify_chains;
 use kubeadm_testkit::rootfs::tree;
 use x509_parser::certification_request::X509CertificationRequest;
 use x509_parser::extensions::{GeneralName, ParsedExtension};
@@ -215,64 +215,12 @@ fn compare_trees(name: &str, up: &Path, our: &Path, failures: &mut Vec<String>) 
     compared
 }
 
-fn openssl_verify(ca: &Path, leaf: &Path) -> Result<(), String> {
-    let out = Command::new("openssl")
-        .arg("verify")
-        .arg("-CAfile")
-        .arg(ca)
-        .arg(leaf)
-        .output()
-        .map_err(|e| e.to_string())?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(format!(
-            "openssl verify {}: {}{}",
-            leaf.display(),
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ))
-    }
-}
-
 fn verify_renewed(root: &Path) -> Vec<String> {
-    let kube = root.join("etc/kubernetes");
-    let pki = kube.join("pki");
-    let mut failures = Vec::new();
-    for (ca, leaf) in [
-        ("ca.crt", "apiserver.crt"),
-        ("ca.crt", "apiserver-kubelet-client.crt"),
-        ("front-proxy-ca.crt", "front-proxy-client.crt"),
-        ("etcd/ca.crt", "etcd/server.crt"),
-        ("etcd/ca.crt", "etcd/peer.crt"),
-        ("etcd/ca.crt", "etcd/healthcheck-client.crt"),
-        ("etcd/ca.crt", "apiserver-etcd-client.crt"),
-    ] {
-        if pki.join(leaf).exists()
-            && pki.join(ca).exists()
-            && let Err(e) = openssl_verify(&pki.join(ca), &pki.join(leaf))
-        {
-            failures.push(e);
-        }
-    }
-    for conf in ["admin.conf", "controller-manager.conf", "scheduler.conf"] {
-        let Ok(text) = std::fs::read_to_string(kube.join(conf)) else {
-            continue;
-        };
-        let Some(line) = text.lines().find(|l| l.contains("client-certificate-data: ")) else {
-            continue;
-        };
-        let pem = base64::engine::general_purpose::STANDARD
-            .decode(line.split_once(": ").expect("colon").1.trim())
-            .expect("base64");
-        let tmp = root.join(format!("{conf}.crt"));
-        std::fs::write(&tmp, pem).expect("write");
-        if let Err(e) = openssl_verify(&pki.join("ca.crt"), &tmp) {
-            failures.push(e);
-        }
-        std::fs::remove_file(&tmp).expect("rm");
-    }
-    failures
+    verify_chains(
+        root,
+        false,
+        &["admin.conf", "controller-manager.conf", "scheduler.conf"],
+    )
 }
 
 /// The EXPIRES and RESIDUAL TIME columns masked (renewals made at different moments).

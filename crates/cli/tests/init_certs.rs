@@ -8,7 +8,6 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use kubeadm_core::pki::{CertInfo, PrivateKey, pem_decode_all};
 use kubeadm_testkit::oracle::{diff, run, upstream_kubeadm};
@@ -381,75 +380,18 @@ fn validity_of(bytes: &[u8]) -> Option<(i64, i64)> {
     Some((nb, na))
 }
 
-fn openssl_verify(ca: &Path, leaf: &Path) -> Result<(), String> {
-    let out = Command::new("openssl")
-        .arg("verify")
-        .arg("-CAfile")
-        .arg(ca)
-        .arg(leaf)
-        .output()
-        .map_err(|e| format!("run openssl: {e}"))?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(format!(
-            "openssl verify {}: {}{}",
-            leaf.display(),
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ))
-    }
-}
-
 /// Verifies every certificate we wrote against its CA, kubeconfig client certificates included.
 fn verify_chains(root: &Path) -> Vec<String> {
-    let pki = root.join("etc/kubernetes/pki");
-    let mut failures = Vec::new();
-    let pairs = [
-        ("ca.crt", "apiserver.crt"),
-        ("ca.crt", "apiserver-kubelet-client.crt"),
-        ("front-proxy-ca.crt", "front-proxy-client.crt"),
-        ("etcd/ca.crt", "etcd/server.crt"),
-        ("etcd/ca.crt", "etcd/peer.crt"),
-        ("etcd/ca.crt", "etcd/healthcheck-client.crt"),
-        ("etcd/ca.crt", "apiserver-etcd-client.crt"),
-        ("ca.crt", "ca.crt"),
-        ("front-proxy-ca.crt", "front-proxy-ca.crt"),
-        ("etcd/ca.crt", "etcd/ca.crt"),
-    ];
-    for (ca, leaf) in pairs {
-        if pki.join(ca).exists()
-            && pki.join(leaf).exists()
-            && let Err(e) = openssl_verify(&pki.join(ca), &pki.join(leaf))
-        {
-            failures.push(e);
-        }
-    }
-    for conf in [
-        "admin.conf",
-        "kubelet.conf",
-        "controller-manager.conf",
-        "scheduler.conf",
-    ] {
-        use base64::Engine as _;
-        let Ok(text) = std::fs::read_to_string(root.join("etc/kubernetes").join(conf)) else {
-            continue;
-        };
-        let Some(line) = text.lines().find(|l| l.contains("client-certificate-data: ")) else {
-            continue;
-        };
-        let data = line.split_once(": ").expect("colon").1;
-        let pem = base64::engine::general_purpose::STANDARD
-            .decode(data.trim())
-            .expect("base64");
-        let tmp = root.join(format!("{conf}.crt"));
-        std::fs::write(&tmp, pem).expect("write");
-        if let Err(e) = openssl_verify(&pki.join("ca.crt"), &tmp) {
-            failures.push(e);
-        }
-        std::fs::remove_file(&tmp).expect("rm");
-    }
-    failures
+    kubeadm_testkit::pki::verify_chains(
+        root,
+        true,
+        &[
+            "admin.conf",
+            "kubelet.conf",
+            "controller-manager.conf",
+            "scheduler.conf",
+        ],
+    )
 }
 
 fn as_root() -> bool {

@@ -255,20 +255,7 @@ fn labels(text: &str) -> Vec<String> {
 }
 
 fn openssl_verify(ca: &Path, leaf: &Path) {
-    let out = Command::new("openssl")
-        .arg("verify")
-        .arg("-CAfile")
-        .arg(ca)
-        .arg(leaf)
-        .output()
-        .expect("run openssl");
-    assert!(
-        out.status.success(),
-        "openssl verify {} failed: {}{}",
-        leaf.display(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    kubeadm_testkit::pki::openssl_verify(ca, leaf).unwrap_or_else(|e| panic!("{e}"));
 }
 
 /// Our whole PKI for `inputs` at `now`, written under `dir` like upstream's layout.

@@ -5,4 +5,5 @@
 
 pub mod apiserver;
 pub mod oracle;
+pub mod pki;
 pub mod rootfs;
