@@ -93,18 +93,28 @@ pub(crate) fn config_error(e: ConfigError, prefix: &str) -> CommandError {
             }
         }
     }
-    // Upstream exits 3 for field validation errors and for a kind given twice (both are
-    // validation errors there), unless a command wraps the error, which loses its type.
-    let validation = prefix.is_empty()
-        && match &e {
-            ConfigError::Invalid(_) => true,
-            ConfigError::Load(l) => matches!(**l, kubeadm_api::load::LoadError::DuplicateKinds(_)),
-            _ => false,
-        };
-    if validation {
+    if is_bad_input(&e) {
         CommandError::Validation(msg)
     } else {
         CommandError::Failed(msg)
+    }
+}
+
+/// Whether a configuration error is about what the user gave (exit 3, this project's rule for
+/// validation) rather than about this host (exit 1). Upstream v1.25.16 exits 3 only for field
+/// validation errors and a kind given twice, and 1 for the rest of its bad-input errors (a YAML
+/// syntax error, an unknown apiVersion, a version that is not one, a malformed token or address),
+/// or for all of them when a command wraps the error; we give every one of them 3.
+fn is_bad_input(e: &ConfigError) -> bool {
+    use kubeadm_api::dynamic::DynamicError;
+    match e {
+        ConfigError::Load(_) | ConfigError::Invalid(_) => true,
+        ConfigError::Dynamic(d) => matches!(
+            d,
+            DynamicError::BadAdvertiseAddress(_)
+                | DynamicError::Version(_)
+                | DynamicError::ControlPlaneEndpoint(_)
+        ),
     }
 }
 
@@ -136,7 +146,9 @@ pub(crate) fn print_join_defaults(inv: &Invocation<'_>, out: &mut Output) -> Res
 pub(crate) fn migrate(inv: &Invocation<'_>, out: &mut Output) -> Result<(), CommandError> {
     let old = inv.flags.string("old-config");
     if old.is_empty() {
-        return Err(CommandError::Failed("the --old-config flag is mandatory".into()));
+        return Err(CommandError::Validation(
+            "the --old-config flag is mandatory".into(),
+        ));
     }
     let text = RealFs
         .read(Path::new(&old))
@@ -257,7 +269,7 @@ pub(crate) fn images_list(inv: &Invocation<'_>, out: &mut Output) -> Result<(), 
             )));
         }
         other => {
-            return Err(CommandError::Failed(format!(
+            return Err(CommandError::Validation(format!(
                 "could not construct output printer: unable to match a printer suitable for the output format {other:?}, allowed formats are: {OUTPUT_FORMATS}"
             )));
         }
@@ -278,7 +290,7 @@ pub(crate) fn images_list(inv: &Invocation<'_>, out: &mut Output) -> Result<(), 
 /// `AddImagesCommonConfigFlags`), defaulted; the feature gates are parsed first, as upstream does.
 fn images_cluster_flags(inv: &Invocation<'_>) -> Result<ClusterConfiguration, CommandError> {
     let gates = features::parse_feature_gates(&inv.flags.string("feature-gates"))
-        .map_err(|e| CommandError::Failed(e.to_string()))?;
+        .map_err(|e| CommandError::Validation(e.to_string()))?;
     let mut cluster = ClusterConfiguration {
         kubernetes_version: inv.flags.string("kubernetes-version"),
         image_repository: inv.flags.string("image-repository"),

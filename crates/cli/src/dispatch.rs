@@ -54,13 +54,17 @@ impl CommandError {
 
 /// A workflow's failure: exit code 2 when a preflight check failed (as kubeadm documents and this
 /// project's rules ask; the upstream v1.25.16 binary exits 1 there, because its workflow wraps the
-/// preflight error and so loses the type its exit code is chosen by), else 1.
+/// preflight error and so loses the type its exit code is chosen by), 3 for a phase name that does
+/// not exist, else 1.
 impl From<kubeadm_workflow::WorkflowError> for CommandError {
     fn from(e: kubeadm_workflow::WorkflowError) -> Self {
         let preflight = matches!(&e, kubeadm_workflow::WorkflowError::Phase { source, .. }
             if source.downcast_ref::<kubeadm_phases::preflight::PreflightError>().is_some());
         if preflight {
             CommandError::Preflight(e.to_string())
+        } else if matches!(e, kubeadm_workflow::WorkflowError::InvalidPhaseName(_)) {
+            // A `--skip-phases` entry that names no phase is bad input: exit 3 (upstream: 1).
+            CommandError::Validation(e.to_string())
         } else {
             CommandError::Failed(e.to_string())
         }

@@ -51,15 +51,16 @@ fn or_default(inv: &Invocation<'_>, name: &str, default: &str) -> String {
 pub(crate) fn load(inv: &Invocation<'_>) -> Result<InitOptions, CommandError> {
     let f = &inv.flags;
     let feature_gates = features::parse_feature_gates(&f.string("feature-gates"))
-        .map_err(|e| CommandError::Failed(e.to_string()))?;
-    mixed_args::validate(f).map_err(|e| CommandError::Failed(e.to_string()))?;
+        .map_err(|e| CommandError::Validation(e.to_string()))?;
+    mixed_args::validate(f).map_err(|e| CommandError::Validation(e.to_string()))?;
 
     // The first and only bootstrap token when no config file is given.
     let mut token = BootstrapToken::default();
     let token_str = f.string("token");
     if !token_str.is_empty() {
-        token.token =
-            Some(BootstrapTokenString::parse(&token_str).map_err(|e| CommandError::Failed(e.to_string()))?);
+        token.token = Some(
+            BootstrapTokenString::parse(&token_str).map_err(|e| CommandError::Validation(e.to_string()))?,
+        );
     }
     if f.value("token-ttl").is_some() {
         token.ttl = Some(Duration::from_nanos(f.duration_nanos("token-ttl")));
@@ -143,7 +144,7 @@ pub(crate) fn load(inv: &Invocation<'_>) -> Result<InitOptions, CommandError> {
 /// must be a global unicast address.
 fn verify_bind_address(address: &str) -> Result<(), CommandError> {
     let Some(ip) = kubeadm_api::dynamic::parse_ip_sloppy(address) else {
-        return Err(CommandError::Failed(format!(
+        return Err(CommandError::Validation(format!(
             "cannot parse IP address: {address}"
         )));
     };
@@ -161,7 +162,7 @@ fn verify_bind_address(address: &str) -> Result<(), CommandError> {
     if global {
         Ok(())
     } else {
-        Err(CommandError::Failed(format!(
+        Err(CommandError::Validation(format!(
             "cannot use {address:?} as the bind address for the API Server"
         )))
     }

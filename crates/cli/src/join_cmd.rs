@@ -49,7 +49,7 @@ fn control_plane_refused() -> CommandError {
 
 /// Runs the join workflow: all of it (`filter` empty) or the phase `filter` names.
 pub(crate) fn run(inv: &Invocation<'_>, filter: &[String]) -> Result<(), CommandError> {
-    mixed_args::validate(&inv.flags).map_err(|e| CommandError::Failed(e.to_string()))?;
+    mixed_args::validate(&inv.flags).map_err(|e| CommandError::Validation(e.to_string()))?;
     if filter.iter().any(|p| !WORKER_PHASES.contains(&p.as_str())) {
         return Err(CommandError::NotImplemented(inv.command.path.clone()));
     }

@@ -39,6 +39,11 @@ fn failed(e: impl std::fmt::Display) -> CommandError {
     CommandError::Failed(e.to_string())
 }
 
+/// Bad flags or arguments: exit 3 (upstream exits 1 for these).
+fn invalid(e: impl std::fmt::Display) -> CommandError {
+    CommandError::Validation(e.to_string())
+}
+
 /// Upstream's `GetKubeConfigPath`: the flag when set (its shown default, `admin.conf`, is only a
 /// hint), else the first existing file of `$KUBECONFIG`
 /// (or `~/.kube/config`) and then `admin.conf`; when none exists, the first candidate.
@@ -104,7 +109,7 @@ fn now() -> Result<Time, CommandError> {
 /// `kubeadm token create [token]`.
 pub(crate) fn create(inv: &Invocation<'_>, out: &mut Output) -> Result<(), CommandError> {
     let f = &inv.flags;
-    mixed_args::validate(f).map_err(failed)?;
+    mixed_args::validate(f).map_err(invalid)?;
     // The flags make the first and only token when no `--config` is given (upstream's `ApplyTo`).
     let mut token = BootstrapToken {
         description: f.string("description"),
@@ -114,7 +119,7 @@ pub(crate) fn create(inv: &Invocation<'_>, out: &mut Output) -> Result<(), Comma
         ..Default::default()
     };
     if let Some(arg) = inv.args.first() {
-        token.token = Some(BootstrapTokenString::parse(arg).map_err(failed)?);
+        token.token = Some(BootstrapTokenString::parse(arg).map_err(invalid)?);
     }
     let path = kubeconfig_path(inv);
     let cluster = client(inv, &path, f.bool("dry-run"))?;
@@ -146,7 +151,7 @@ pub(crate) fn create(inv: &Invocation<'_>, out: &mut Output) -> Result<(), Comma
         out.push_str(&join);
         out.push('\n');
     } else if !certificate_key.is_empty() {
-        return Err(failed(
+        return Err(invalid(
             "cannot use --certificate-key without --print-join-command",
         ));
     } else {
@@ -195,7 +200,7 @@ fn output_format(inv: &Invocation<'_>) -> Result<Format, CommandError> {
             inv.command.path,
             inv.flags.string("experimental-output")
         ))),
-        other => Err(failed(format!(
+        other => Err(invalid(format!(
             "could not construct output printer: unable to match a printer suitable for the output format {other:?}, allowed formats are: {OUTPUT_FORMATS}"
         ))),
     }
@@ -306,7 +311,7 @@ pub(crate) fn list(inv: &Invocation<'_>, out: &mut Output) -> Result<(), Command
 /// `kubeadm token delete [token-value] ...`: each argument a token id or a whole token.
 pub(crate) fn delete(inv: &Invocation<'_>, _out: &mut Output) -> Result<(), CommandError> {
     if inv.args.is_empty() {
-        return Err(failed(
+        return Err(invalid(
             "missing subcommand; 'token delete' is missing token of form \"\\\\A([a-z0-9]{6})\\\\z\"",
         ));
     }
@@ -319,7 +324,7 @@ pub(crate) fn delete(inv: &Invocation<'_>, _out: &mut Output) -> Result<(), Comm
         } else {
             BootstrapTokenString::parse(arg)
                 .map_err(|_| {
-                    failed(
+                    invalid(
                         "given token didn't match pattern \"\\\\A([a-z0-9]{6})\\\\z\" or \"\\\\A([a-z0-9]{6})\\\\z\"",
                     )
                 })?

@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-use kubeadm_testkit::oracle::{Run, diff, run, upstream_kubeadm};
+use kubeadm_testkit::oracle::{Run, diff, expected_code, run, upstream_kubeadm};
 
 fn ours() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_kubeadm"))
@@ -254,8 +254,13 @@ fn failures_match_upstream() {
             Compare::ExitCodeOnly => (String::new(), String::new()),
         };
         let mut problems = Vec::new();
-        if up.code != us.code {
-            problems.push(format!("exit: upstream {} ours {}", up.code, us.code));
+        if expected_code(&up) != us.code {
+            problems.push(format!(
+                "exit: upstream {} ours {} (want {})",
+                up.code,
+                us.code,
+                expected_code(&up)
+            ));
         }
         if up.stdout != us.stdout {
             problems.push(format!("stdout:\n{}", diff(&up.stdout, &us.stdout)));

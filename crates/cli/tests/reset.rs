@@ -12,7 +12,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use kubeadm_testkit::oracle::{diff, upstream_kubeadm};
+use kubeadm_testkit::oracle::{Run, diff, expected_code, upstream_kubeadm};
 
 struct Outcome {
     stdout: String,
@@ -163,8 +163,16 @@ fn reset_matches_upstream_on_an_init_tree() {
         if want.stdout != got.stdout {
             failures.push(format!("{name}: stdout\n{}", diff(&want.stdout, &got.stdout)));
         }
-        if want.code != got.code {
-            failures.push(format!("{name}: exit code {} vs {}", want.code, got.code));
+        let want_code = expected_code(&Run {
+            stdout: String::new(),
+            stderr: want.error_lines.clone(),
+            code: want.code,
+        });
+        if want_code != got.code {
+            failures.push(format!(
+                "{name}: exit code {} vs {} (want {want_code})",
+                want.code, got.code
+            ));
         }
         if want.error_lines != got.error_lines {
             failures.push(format!(

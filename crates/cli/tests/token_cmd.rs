@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use kubeadm_testkit::apiserver::ApiServer;
-use kubeadm_testkit::oracle::{Run, diff, run, upstream_kubeadm};
+use kubeadm_testkit::oracle::{Run, diff, expected_code, run, upstream_kubeadm};
 
 fn ours() -> std::path::PathBuf {
     std::path::PathBuf::from(env!("CARGO_BIN_EXE_kubeadm"))
@@ -40,7 +40,8 @@ impl Pair<'_> {
         }
         let label = args.join(" ");
         assert_eq!(
-            up.code, us.code,
+            expected_code(&up),
+            us.code,
             "exit code of `{label}`\nupstream: {up:?}\nours: {us:?}"
         );
         assert!(

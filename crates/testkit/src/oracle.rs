@@ -60,6 +60,50 @@ pub fn run(bin: &Path, args: &[&str], cwd: &Path, env: &[(&str, &str)]) -> Run {
     }
 }
 
+/// Upstream's messages for bad input it refuses with exit code 1 (a YAML file that does not decode, an
+/// unknown API version, a version string that is not one, flags mixed with `--config`, a malformed
+/// token or address, an unknown feature gate, phase or output format…). This project exits 3 for all
+/// bad input (its rule: 3 for validation, 2 for preflight, 1 otherwise); upstream v1.25.16 exits 3 only
+/// for field validation errors. Files that cannot be read and the flag parser's usage errors are not
+/// in this list: both exit 1.
+const BAD_INPUT_EXIT_1: &[&str] = &[
+    "can not mix '--config' with arguments",
+    "doesn't match patterns for neither semantic version nor labels",
+    "this version of kubeadm only supports deploying clusters with the control plane version",
+    "must be ipv4 or ipv6 address",
+    "was not of the form",
+    "unrecognized feature-gate key",
+    "for feature-gate key",
+    "invalid phase name",
+    "hostport ",
+    "unable to match a printer suitable for the output format",
+    "flag is mandatory",
+    "could not interpret GroupVersionKind",
+    "cannot unmarshal",
+    "your configuration file uses an old API spec",
+    "is registered for version",
+    "kind and apiVersion is mandatory",
+    "time: invalid duration",
+    "unsupported apiVersion",
+    "no InitConfiguration or ClusterConfiguration kind was found",
+    "no JoinConfiguration found",
+    "cannot use --certificate-key without --print-join-command",
+    "given token didn't match pattern",
+    "'token delete' is missing token",
+    "as the bind address for the API Server",
+    "cannot parse IP address",
+];
+
+/// The exit code ours must give where upstream gave `upstream`: 3 where upstream refuses bad input
+/// with 1 (see [`BAD_INPUT_EXIT_1`]), else upstream's own code.
+pub fn expected_code(upstream: &Run) -> i32 {
+    if upstream.code == 1 && BAD_INPUT_EXIT_1.iter().any(|m| upstream.stderr.contains(m)) {
+        3
+    } else {
+        upstream.code
+    }
+}
+
 /// A unified-style line diff of two texts, for assertion messages.
 pub fn diff(expected: &str, actual: &str) -> String {
     let e: Vec<&str> = expected.lines().collect();
