@@ -81,35 +81,30 @@ pub struct ResolvedCluster {
 }
 
 /// Applies dynamic defaults to an init configuration (upstream's `SetInitDynamicDefaults`),
-/// including kubeadm's defaults of the component configs (both are created when absent); returns
-/// what upstream would log as warnings, in its order.
+/// including kubeadm's defaults of the component configs (both are created when absent); pushes
+/// what upstream would log as warnings onto `warnings`, in its order, also those it logs before an
+/// error.
 pub fn default_init_dynamic(
     init: &mut InitConfiguration,
     cluster: &mut ClusterConfiguration,
     component_configs: &mut ComponentConfigs,
     inputs: &mut DynamicInputs<'_>,
-) -> Result<(ResolvedCluster, Vec<String>), DynamicError> {
-    let mut warnings = Vec::new();
+    warnings: &mut Vec<String>,
+) -> Result<ResolvedCluster, DynamicError> {
     default_bootstrap_tokens(&mut init.bootstrap_tokens, inputs.new_token);
-    default_node_registration(&mut init.node_registration, true, inputs.host, &mut warnings)?;
-    default_api_endpoint(&mut init.local_api_endpoint, inputs.host, &mut warnings)?;
+    default_node_registration(&mut init.node_registration, true, inputs.host, warnings)?;
+    default_api_endpoint(&mut init.local_api_endpoint, inputs.host, warnings)?;
     // Upstream defaults the component configs inside SetClusterDynamicDefaults, before resolving
-    // the version.
+    // the version, in the order of its handler list: kube-proxy, then the kubelet.
+    let kp = component_configs.kube_proxy.get_or_insert_with(Default::default);
+    warnings.extend(default_kube_proxy(kp, cluster, &init.local_api_endpoint));
     let kc = component_configs.kubelet.get_or_insert_with(Default::default);
     warnings.extend(default_kubelet(kc, cluster, inputs.host.systemd_resolved_active));
     // Upstream asks the init system last, and then has no resolv.conf to recommend.
     if let Some(e) = &inputs.host.init_system_error {
         warnings.push(format!("cannot determine if systemd-resolved is active: {e}"));
     }
-    let kp = component_configs.kube_proxy.get_or_insert_with(Default::default);
-    warnings.extend(default_kube_proxy(kp, cluster, &init.local_api_endpoint));
-    let resolved = default_cluster_dynamic(
-        cluster,
-        &init.local_api_endpoint,
-        inputs.fetch_version,
-        &mut warnings,
-    )?;
-    Ok((resolved, warnings))
+    default_cluster_dynamic(cluster, &init.local_api_endpoint, inputs.fetch_version, warnings)
 }
 
 /// Applies dynamic defaults to a join configuration; returns upstream's warnings.

@@ -51,6 +51,53 @@ pub enum ConfigError {
     /// Validation failed; every error is listed.
     #[error(transparent)]
     Invalid(#[from] ErrorList),
+    /// `error`, found after the warnings upstream has already logged by then (an unknown field, a
+    /// defaulting notice): callers print them before the error, as upstream does.
+    #[error("{error}")]
+    AfterWarnings {
+        /// Warnings, in upstream's order.
+        warnings: Vec<String>,
+        /// The error (never itself `AfterWarnings`).
+        error: Box<ConfigError>,
+    },
+}
+
+impl ConfigError {
+    /// This error after `warnings` (the earlier ones first); itself when there are none.
+    pub fn after(self, mut warnings: Vec<String>) -> ConfigError {
+        let (later, error) = self.split();
+        warnings.extend(later);
+        if warnings.is_empty() {
+            error
+        } else {
+            ConfigError::AfterWarnings {
+                warnings,
+                error: Box::new(error),
+            }
+        }
+    }
+
+    /// The warnings logged before the error, and the error itself.
+    pub fn split(self) -> (Vec<String>, ConfigError) {
+        match self {
+            ConfigError::AfterWarnings { warnings, error } => (warnings, *error),
+            other => (Vec::new(), other),
+        }
+    }
+
+    /// The error itself, without the warnings before it.
+    pub fn cause(&self) -> &ConfigError {
+        match self {
+            ConfigError::AfterWarnings { error, .. } => error,
+            other => other,
+        }
+    }
+
+    /// Applies `f` to the error itself, keeping the warnings before it.
+    fn map_cause(self, f: impl FnOnce(ConfigError) -> ConfigError) -> ConfigError {
+        let (warnings, error) = self.split();
+        f(error).after(warnings)
+    }
 }
 
 pub(crate) fn finish_init(
@@ -64,10 +111,19 @@ pub(crate) fn finish_init(
         component_configs.kubelet.is_some(),
         component_configs.kube_proxy.is_some(),
     );
-    let (resolved, dyn_warnings) =
-        default_init_dynamic(&mut init, &mut cluster, &mut component_configs, inputs)?;
-    warnings.extend(dyn_warnings);
-    validate_init(&init, &cluster).into_result()?;
+    let resolved = match default_init_dynamic(
+        &mut init,
+        &mut cluster,
+        &mut component_configs,
+        inputs,
+        &mut warnings,
+    ) {
+        Ok(r) => r,
+        Err(e) => return Err(ConfigError::from(e).after(warnings)),
+    };
+    if let Err(e) = validate_init(&init, &cluster).into_result() {
+        return Err(ConfigError::from(e).after(warnings));
+    }
     Ok(InitConfig {
         init,
         cluster,
@@ -93,12 +149,14 @@ pub fn load_init_config(
         warnings,
         inputs,
     )
-    .map_err(|e| match e {
-        ConfigError::Invalid(mut errs) => {
-            locate_errors(file, &loaded.sources, &mut errs);
-            ConfigError::Invalid(errs)
-        }
-        other => other,
+    .map_err(|e| {
+        e.map_cause(|e| match e {
+            ConfigError::Invalid(mut errs) => {
+                locate_errors(file, &loaded.sources, &mut errs);
+                ConfigError::Invalid(errs)
+            }
+            other => other,
+        })
     })
 }
 
@@ -126,12 +184,14 @@ pub fn load_join_config(
     let sources: Vec<_> = loaded.source.into_iter().collect();
     finish_join(loaded.join, &mut warnings, host, file_exists)
         .map(|join| JoinConfig { join, warnings })
-        .map_err(|e| match e {
-            ConfigError::Invalid(mut errs) => {
-                locate_errors(file, &sources, &mut errs);
-                ConfigError::Invalid(errs)
-            }
-            other => other,
+        .map_err(|e| {
+            e.map_cause(|e| match e {
+                ConfigError::Invalid(mut errs) => {
+                    locate_errors(file, &sources, &mut errs);
+                    ConfigError::Invalid(errs)
+                }
+                other => other,
+            })
         })
 }
 
@@ -152,7 +212,12 @@ pub(crate) fn finish_join(
     host: &HostFacts,
     file_exists: &dyn Fn(&str) -> bool,
 ) -> Result<JoinConfiguration, ConfigError> {
-    warnings.extend(default_join_dynamic(&mut join, host)?);
-    validate_join(&join, file_exists).into_result()?;
+    match default_join_dynamic(&mut join, host) {
+        Ok(w) => warnings.extend(w),
+        Err(e) => return Err(ConfigError::from(e).after(warnings.clone())),
+    }
+    if let Err(e) = validate_join(&join, file_exists).into_result() {
+        return Err(ConfigError::from(e).after(warnings.clone()));
+    }
     Ok(join)
 }

@@ -40,9 +40,11 @@ pub fn migrate(
         out.push(to_yaml(&cfg.cluster, "ClusterConfiguration"));
     }
     if has("JoinConfiguration") {
-        let loaded = load_join(file, text, true).map_err(Box::new)?;
+        let loaded = load_join(file, text, true)
+            .map_err(|e| ConfigError::from(Box::new(e)).after(warnings.clone()))?;
         let mut w: Vec<String> = loaded.warnings.iter().map(ToString::to_string).collect();
-        let join = finish_join(loaded.join, &mut w, inputs.host, file_exists)?;
+        let join = finish_join(loaded.join, &mut w, inputs.host, file_exists)
+            .map_err(|e| e.after(warnings.clone()))?;
         warnings.extend(w);
         out.push(to_yaml(&join, "JoinConfiguration"));
     }

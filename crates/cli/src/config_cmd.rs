@@ -75,11 +75,14 @@ pub(crate) fn go_io_error(e: &std::io::Error) -> String {
 
 /// Maps a configuration error to the exit code upstream gives it.
 pub(crate) fn config_error(e: ConfigError, prefix: &str) -> CommandError {
+    let rep = TerminalReporter::new(0, false);
+    // Upstream logs its warnings as it goes, so those found before the error come first.
+    let (warnings, e) = e.split();
+    log_warnings(&rep, &warnings);
     // Upstream logs the documents it skipped before it finds that none was a configuration.
     if let ConfigError::Load(l) = &e
         && let kubeadm_api::load::LoadError::NoInitOrCluster { warnings, .. } = &**l
     {
-        let rep = TerminalReporter::new(0, false);
         for w in warnings {
             rep.warn("config.rs", &w.to_string());
         }
@@ -109,6 +112,7 @@ fn is_bad_input(e: &ConfigError) -> bool {
     use kubeadm_api::dynamic::DynamicError;
     match e {
         ConfigError::Load(_) | ConfigError::Invalid(_) => true,
+        ConfigError::AfterWarnings { error, .. } => is_bad_input(error),
         ConfigError::Dynamic(d) => matches!(
             d,
             DynamicError::BadAdvertiseAddress(_)

@@ -379,3 +379,53 @@ fn stricter_than_upstream_configs_are_refused() {
         assert!(us.stderr.contains("extraVolumes"), "{}", us.stderr);
     }
 }
+
+/// Warnings come before the error, as upstream logs them as it goes: for each file in `warnings/`,
+/// upstream's stderr lines appear in ours in the same order (a strict-decoding line there, with its Go
+/// type dump, as our line naming the same unknown field), and the exit code is as expected.
+#[test]
+fn warnings_come_first_and_in_upstream_order() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let files = files("warnings");
+    assert!(files.len() >= 5);
+    let mut failures = Vec::new();
+    for f in files {
+        let name = f.file_name().expect("name").to_string_lossy().into_owned();
+        let (up, us) = both(
+            &["config", "migrate", "--old-config", f.to_str().expect("utf8")],
+            tmp.path(),
+        );
+        let (up_out, us_out) = (mask_tokens(&up.stdout), mask_tokens(&us.stdout));
+        if us.code != expected_code(&up) || up_out != us_out {
+            failures.push(format!(
+                "{name}: exit {} (upstream {})\n{}",
+                us.code,
+                up.code,
+                diff(&up_out, &us_out)
+            ));
+        }
+        let ours = stderr_lines(&us.stderr);
+        let mut at = 0;
+        for line in stderr_lines(&up.stderr) {
+            let want = if line.contains("schema.GroupVersionKind{") {
+                match line.find("unknown field ") {
+                    Some(i) => line[i..].split_inclusive('"').take(2).collect::<String>(),
+                    None => continue,
+                }
+            } else {
+                line.clone()
+            };
+            match ours[at..].iter().position(|l| l.contains(&want)) {
+                Some(i) => at += i + 1,
+                None => {
+                    failures.push(format!(
+                        "{name}: {want:?} missing or out of order in:\n{}",
+                        ours.join("\n")
+                    ));
+                    break;
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

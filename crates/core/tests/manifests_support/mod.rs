@@ -127,8 +127,14 @@ pub fn load(docs: &[Value]) -> Loaded {
         kubelet,
         kube_proxy: None,
     };
-    let (resolved, _warnings) = default_init_dynamic(&mut init, &mut cluster, &mut components, &mut inputs)
-        .expect("dynamic defaults");
+    let resolved = default_init_dynamic(
+        &mut init,
+        &mut cluster,
+        &mut components,
+        &mut inputs,
+        &mut Vec::new(),
+    )
+    .expect("dynamic defaults");
     let kubelet = components.kubelet.expect("kubelet configuration defaulted");
     Loaded {
         init,
