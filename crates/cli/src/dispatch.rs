@@ -17,7 +17,7 @@ use crate::command::{Action, Tree, WorkflowKind};
 use crate::execute::Invocation;
 use crate::{
     addon_cmd, certs_cmd, config_cmd, init_cmd, join_cmd, kubeconfig_cmd, reset_cmd, secrets, token_cmd,
-    version,
+    upgrade_diff, upgrade_plan, version,
 };
 
 /// What a handler writes to standard output.
@@ -115,6 +115,8 @@ const HANDLERS: &[(&str, Handler)] = &[
     ("kubeadm token create", token_cmd::create),
     ("kubeadm token list", token_cmd::list),
     ("kubeadm token delete", token_cmd::delete),
+    ("kubeadm upgrade diff", upgrade_diff::run),
+    ("kubeadm upgrade plan", upgrade_plan::run),
 ];
 
 /// Runs the handler of an invocation.

@@ -12,6 +12,7 @@ mod command_tree;
 mod complete;
 mod completion;
 mod completion_text;
+mod component_config_states;
 mod config_cmd;
 mod dispatch;
 mod execute;
@@ -27,6 +28,9 @@ mod mixed_args;
 mod reset_cmd;
 mod secrets;
 mod token_cmd;
+mod upgrade_diff;
+mod upgrade_health;
+mod upgrade_plan;
 mod version;
 
 use std::io::Write;

@@ -16,3 +16,5 @@ pub mod manifests;
 pub mod patches;
 pub mod pki;
 pub mod text;
+pub mod unified_diff;
+pub mod upgrade;

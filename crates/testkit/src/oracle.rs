@@ -92,6 +92,12 @@ const BAD_INPUT_EXIT_1: &[&str] = &[
     "'token delete' is missing token",
     "as the bind address for the API Server",
     "cannot parse IP address",
+    // apimachinery's `ParseSemantic`, for versions given as arguments (`upgrade plan|diff`).
+    "as version\n",
+    "illegal version string",
+    "illegal zero-prefixed version component",
+    "illegal non-numeric version component",
+    "could not parse pre-release/metadata",
 ];
 
 /// The exit code ours must give where upstream gave `upstream`: 3 where upstream refuses bad input

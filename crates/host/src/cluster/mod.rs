@@ -144,6 +144,17 @@ impl KubeCluster {
         &self.server
     }
 
+    /// The API server's `/version` document (`gitVersion`, …), as client-go's discovery
+    /// `ServerVersion` reads it (`kubeadm upgrade plan` reports the cluster version from it).
+    pub fn server_version(&self) -> Result<Value, ClusterError> {
+        let call = Call::new(Verb::Get, &Resource::new("", "", "version"), "", "");
+        let request = Request::new("")
+            .get("version", &GetParams::default())
+            .map_err(|e| Self::build_error(&call, e))?;
+        let client = self.client.clone();
+        self.run(&call, async move { client.request::<Value>(request).await })
+    }
+
     fn run<T: Send>(
         &self,
         call: &Call,
