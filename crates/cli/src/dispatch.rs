@@ -17,7 +17,7 @@ use crate::command::{Action, Tree, WorkflowKind};
 use crate::execute::Invocation;
 use crate::{
     addon_cmd, certs_cmd, config_cmd, init_cmd, join_cmd, kubeconfig_cmd, reset_cmd, secrets, token_cmd,
-    upgrade_diff, upgrade_plan, version,
+    upgrade_diff, upgrade_node_cmd, upgrade_plan, version,
 };
 
 /// What a handler writes to standard output.
@@ -117,6 +117,7 @@ const HANDLERS: &[(&str, Handler)] = &[
     ("kubeadm token delete", token_cmd::delete),
     ("kubeadm upgrade diff", upgrade_diff::run),
     ("kubeadm upgrade plan", upgrade_plan::run),
+    ("kubeadm upgrade node", run_upgrade_node),
 ];
 
 /// Runs the handler of an invocation.
@@ -169,6 +170,11 @@ fn missing_subcommand(inv: &Invocation<'_>, _: &mut Output) -> Result<(), Comman
     }))
 }
 
+/// `kubeadm upgrade node`: the whole workflow (worker nodes).
+fn run_upgrade_node(inv: &Invocation<'_>, _: &mut Output) -> Result<(), CommandError> {
+    upgrade_node_cmd::run(inv, &[])
+}
+
 /// `kubeadm join`: the whole workflow (worker nodes), then the closing message.
 fn run_join(inv: &Invocation<'_>, _: &mut Output) -> Result<(), CommandError> {
     join_cmd::run(inv, &[])
@@ -200,6 +206,9 @@ fn run_phase(
     }
     if let (WorkflowKind::Join, Action::Phase { selector, .. }) = (workflow, &inv.command.action) {
         return join_cmd::run(inv, std::slice::from_ref(selector));
+    }
+    if let (WorkflowKind::UpgradeNode, Action::Phase { selector, .. }) = (workflow, &inv.command.action) {
+        return upgrade_node_cmd::run(inv, std::slice::from_ref(selector));
     }
     Err(CommandError::NotImplemented(inv.command.path.clone()))
 }

@@ -177,11 +177,16 @@ pub(crate) fn unix_now() -> i64 {
 /// Reads every regular file under a patch directory, subdirectories included (upstream walks the
 /// directory once per run).
 pub(crate) fn read_patches(fs: &dyn Fs, dir: &str) -> Result<PatchManager, CommandError> {
+    read_patch_dir(fs, dir).map_err(|e| CommandError::Failed(e.detailed()))
+}
+
+/// [`read_patches`], with the patch error itself.
+pub(crate) fn read_patch_dir(
+    fs: &dyn Fs,
+    dir: &str,
+) -> Result<PatchManager, kubeadm_core::patches::PatchError> {
     let unreadable = |e: &std::io::Error| {
-        CommandError::Failed(
-            kubeadm_core::patches::PatchError::unreadable_directory(dir, &crate::config_cmd::go_io_error(e))
-                .to_string(),
-        )
+        kubeadm_core::patches::PatchError::unreadable_directory(dir, &crate::config_cmd::go_io_error(e))
     };
     let mut files = Vec::new();
     let mut pending = vec![PathBuf::from(dir)];
@@ -207,5 +212,5 @@ pub(crate) fn read_patches(fs: &dyn Fs, dir: &str) -> Result<PatchManager, Comma
         }
     }
     files.sort_by(|a, b| a.path.cmp(&b.path));
-    PatchManager::from_files(dir, &files).map_err(|e| CommandError::Failed(e.detailed()))
+    PatchManager::from_files(dir, &files)
 }

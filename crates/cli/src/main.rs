@@ -30,6 +30,7 @@ mod secrets;
 mod token_cmd;
 mod upgrade_diff;
 mod upgrade_health;
+mod upgrade_node_cmd;
 mod upgrade_plan;
 mod version;
 

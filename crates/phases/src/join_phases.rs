@@ -11,18 +11,14 @@
 use std::path::Path;
 use std::time::Duration;
 
-use kubeadm_api::dynamic::DynamicInputs;
-use kubeadm_api::internal::{ConfigError, InitConfig, load_init_config};
-use kubeadm_api::v1beta3::BootstrapTokenString;
 use kubeadm_core::cluster::node;
-use kubeadm_core::cluster::upload_config::{
-    CLUSTER_CONFIGURATION_KEY, KUBEADM_CONFIG_CONFIG_MAP, KUBELET_CONFIG_CONFIG_MAP, KUBELET_CONFIG_KEY,
-};
 use kubeadm_core::kubelet::{self, KubeletFlagsInputs};
 use kubeadm_effects::cluster::{Cluster, ClusterError, Resource};
 use kubeadm_workflow::PhaseError;
 use serde_json::{Value, json};
 
+pub use crate::cluster_config::FetchError;
+use crate::cluster_config::fetch_new_node_config;
 use crate::join_data::{ClientSource, JoinData};
 use crate::join_discovery::tls_bootstrap_config;
 use crate::join_kubeconfig as kc;
@@ -36,24 +32,6 @@ const KUBELET_CONF: &str = "kubelet.conf";
 const TLS_BOOTSTRAP_TIMEOUT: Duration = Duration::from_secs(300);
 /// `TLSBootstrapRetryInterval`.
 const TLS_BOOTSTRAP_INTERVAL: Duration = Duration::from_secs(5);
-/// The kube-proxy ConfigMap and its key.
-const KUBE_PROXY_CONFIG_MAP: &str = "kube-proxy";
-const KUBE_PROXY_CONFIG_KEY: &str = "config.conf";
-const KUBE_SYSTEM: &str = "kube-system";
-
-/// Why fetching the cluster's configuration failed.
-#[derive(Debug, thiserror::Error)]
-pub enum FetchError {
-    /// No client with the bootstrap credentials.
-    #[error("unable to access the cluster: {0}")]
-    Client(String),
-    /// A ConfigMap could not be read or used.
-    #[error("unable to fetch the kubeadm-config ConfigMap: {0}")]
-    Fetch(String),
-    /// The fetched configuration is invalid.
-    #[error("unable to fetch the kubeadm-config ConfigMap: {0}")]
-    Config(#[source] ConfigError),
-}
 
 /// Why `kubelet-start` failed.
 #[derive(Debug, thiserror::Error)]
@@ -135,7 +113,7 @@ pub(crate) fn ensure_init_cfg(data: &mut JoinData) -> Result<(), PhaseError> {
     let client = data
         .client(&ClientSource::Kubeconfig(&kc::to_text(&tls)))
         .map_err(FetchError::Client)?;
-    let mut cfg = fetch_init_config(data, &*client)?;
+    let mut cfg = fetch_new_node_config(&*client, &data.host, &*data.reporter, "preflight")?;
     cfg.init.node_registration = data.cfg.node_registration.clone();
     let name = cfg.cluster.cluster_name.clone();
     let cluster = kc::current_cluster(&tls).cloned().unwrap_or(Value::Null);
@@ -149,77 +127,6 @@ pub(crate) fn ensure_init_cfg(data: &mut JoinData) -> Result<(), PhaseError> {
     data.tls_bootstrap = Some(tls);
     data.init_cfg = Some(cfg);
     Ok(())
-}
-
-/// Upstream's `FetchInitConfigurationFromCluster` for a new node: the `ClusterConfiguration` of
-/// `kubeadm-config`, the kube-proxy and kubelet component configs from their ConfigMaps, then the
-/// dynamic defaults of `init`.
-fn fetch_init_config(data: &JoinData, client: &dyn Cluster) -> Result<InitConfig, FetchError> {
-    data.say("[preflight] Reading configuration from the cluster...");
-    data.say("[preflight] FYI: You can look at this config file with 'kubectl -n kube-system get cm kubeadm-config -o yaml'");
-    let fetch = FetchError::Fetch;
-    let cm = client
-        .get_config_map_with_retry(KUBE_SYSTEM, KUBEADM_CONFIG_CONFIG_MAP)
-        .map_err(|e| fetch(format!("failed to get config map: {e}")))?;
-    let mut text = cm
-        .pointer(&format!("/data/{CLUSTER_CONFIGURATION_KEY}"))
-        .and_then(Value::as_str)
-        .ok_or_else(|| fetch(format!("unexpected error when reading {KUBEADM_CONFIG_CONFIG_MAP} ConfigMap: {CLUSTER_CONFIGURATION_KEY} key value pair missing")))?
-        .to_string();
-    for (name, key, group, must_exist) in [
-        (
-            KUBE_PROXY_CONFIG_MAP,
-            KUBE_PROXY_CONFIG_KEY,
-            "kubeproxy.config.k8s.io/v1alpha1",
-            false,
-        ),
-        (
-            KUBELET_CONFIG_CONFIG_MAP,
-            KUBELET_CONFIG_KEY,
-            "kubelet.config.k8s.io/v1beta1",
-            true,
-        ),
-    ] {
-        if must_exist {
-            data.reporter.info(
-                1,
-                "kubelet.go",
-                &format!("attempting to download the KubeletConfiguration from ConfigMap {name:?}"),
-            );
-        }
-        let cm = match client.get_config_map_with_retry(KUBE_SYSTEM, name) {
-            Ok(cm) => cm,
-            Err(e @ (ClusterError::NotFound { .. } | ClusterError::Forbidden { .. })) if !must_exist => {
-                data.reporter.warn(
-                    "configset.go",
-                    &format!("Warning: No {group} config is loaded. Continuing without it: {e}"),
-                );
-                continue;
-            }
-            Err(e) => return Err(fetch(format!("failed to get component configs: {e}"))),
-        };
-        let doc = cm
-            .pointer(&format!("/data/{key}"))
-            .and_then(Value::as_str)
-            .ok_or_else(|| {
-                fetch(format!(
-                    "failed to get component configs: unexpected error when reading {name} ConfigMap: {key} key value pair missing"
-                ))
-            })?;
-        text.push_str("\n---\n");
-        text.push_str(doc);
-    }
-    // The node's own registration replaces what defaulting derives from this host; only an
-    // unambiguous CRI socket is wanted meanwhile (upstream sets a placeholder for the same reason).
-    let mut host = data.host.clone();
-    host.existing_cri_sockets.clear();
-    let mut new_token = || BootstrapTokenString::generate(|| 0);
-    let mut inputs = DynamicInputs {
-        host: &host,
-        new_token: &mut new_token,
-        fetch_version: &kubeadm_api::version::offline,
-    };
-    load_init_config(KUBEADM_CONFIG_CONFIG_MAP, &text, &mut inputs).map_err(FetchError::Config)
 }
 
 /// Upstream's `runPreflight` for a worker: the checks, then discovery and the configuration fetch.

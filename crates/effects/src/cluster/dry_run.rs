@@ -82,6 +82,7 @@ struct State {
 /// The dry-run decorator; see the module doc.
 pub struct DryRunCluster {
     backend: Option<Box<dyn Cluster>>,
+    print_reads: bool,
     reporter: Arc<dyn Reporter>,
     marshal: MarshalFn,
     state: Mutex<State>,
@@ -101,6 +102,7 @@ impl DryRunCluster {
     pub fn new(reporter: Arc<dyn Reporter>, marshal: MarshalFn) -> Self {
         Self {
             backend: None,
+            print_reads: false,
             reporter,
             marshal,
             state: Mutex::new(State::default()),
@@ -111,6 +113,25 @@ impl DryRunCluster {
     pub fn with_backend(mut self, backend: Box<dyn Cluster>) -> Self {
         self.backend = Some(backend);
         self
+    }
+
+    /// Also prints what each GET returns (upstream's `PrintGETAndLIST`, which the dry runs of
+    /// `upgrade` set): `[dryrun] Returning faked GET response:` and the object as YAML.
+    pub fn print_reads(mut self) -> Self {
+        self.print_reads = true;
+        self
+    }
+
+    fn print_read(&self, object: &Value) {
+        if self.print_reads {
+            let mut text = String::from("[dryrun] Returning faked GET response:\n");
+            for line in (self.marshal)(object).lines() {
+                text.push('\t');
+                text.push_str(line);
+                text.push('\n');
+            }
+            self.reporter.out(&text);
+        }
     }
 
     /// Seeds an object that GETs of its namespace and name answer with.
@@ -181,16 +202,20 @@ impl Cluster for DryRunCluster {
     fn get(&self, resource: &Resource, namespace: &str, name: &str) -> Result<Value, ClusterError> {
         self.reporter.out(&self.announce(Verb::Get, resource, Some(name)));
         let key = (resource.clone(), namespace.to_string(), name.to_string());
-        if let Some(object) = self.lock().objects.get(&key) {
-            return Ok(object.clone());
+        let seeded = self.lock().objects.get(&key).cloned();
+        if let Some(object) = seeded {
+            self.print_read(&object);
+            return Ok(object);
         }
         match &self.backend {
             Some(backend) => {
                 let result = backend.get(resource, namespace, name);
-                if matches!(&result, Err(e) if e.is_not_found()) {
-                    self.reporter.out(
+                match &result {
+                    Ok(object) => self.print_read(object),
+                    Err(e) if e.is_not_found() => self.reporter.out(
                         "[dryrun] The GET request didn't yield any result, the API Server returned a NotFound error.\n",
-                    );
+                    ),
+                    Err(_) => {}
                 }
                 result
             }
