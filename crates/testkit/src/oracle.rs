@@ -101,7 +101,7 @@ const BAD_INPUT_EXIT_1: &[&str] = &[
 ];
 
 /// The exit code ours must give where upstream gave `upstream`: 3 where upstream refuses bad input
-/// with 1 (see [`BAD_INPUT_EXIT_1`]), else upstream's own code.
+/// with 1 (the messages of `BAD_INPUT_EXIT_1`), else upstream's own code.
 pub fn expected_code(upstream: &Run) -> i32 {
     if upstream.code == 1 && BAD_INPUT_EXIT_1.iter().any(|m| upstream.stderr.contains(m)) {
         3
