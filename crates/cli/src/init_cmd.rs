@@ -120,16 +120,9 @@ fn context(inv: &Invocation<'_>, opts: InitOptions) -> Result<InitData, CommandE
         }
     }
     let cert_dir = PathBuf::from(&opts.cfg.cluster.certificates_dir);
-    let manifest_facts = ManifestHostFacts {
-        existing_ca_cert_dirs: CA_CERTS_EXTRA_PATHS
-            .iter()
-            .filter(|d| Path::new(d).is_dir())
-            .map(|d| d.to_string())
-            .collect(),
-        environment: std::env::vars().collect(),
-        // The CA certificate without its key: the user manages the CA.
-        external_ca: fs.exists(&cert_dir.join("ca.crt")) && !fs.exists(&cert_dir.join("ca.key")),
-    };
+    // The CA certificate without its key: the user manages the CA.
+    let manifest_facts =
+        manifest_host_facts(fs.exists(&cert_dir.join("ca.crt")) && !fs.exists(&cert_dir.join("ca.key")));
     Ok(InitData {
         dry_run: opts.dry_run,
         ignore_preflight_errors: opts.ignore_preflight_errors,
@@ -164,6 +157,20 @@ fn context(inv: &Invocation<'_>, opts: InitOptions) -> Result<InitData, CommandE
         cluster,
         cfg: opts.cfg,
     })
+}
+
+/// What the control-plane manifests take from this host: the CA certificate folders that exist, the
+/// environment (proxy variables), and whether the CA is external.
+pub(crate) fn manifest_host_facts(external_ca: bool) -> ManifestHostFacts {
+    ManifestHostFacts {
+        existing_ca_cert_dirs: CA_CERTS_EXTRA_PATHS
+            .iter()
+            .filter(|d| Path::new(d).is_dir())
+            .map(|d| d.to_string())
+            .collect(),
+        environment: std::env::vars().collect(),
+        external_ca,
+    }
 }
 
 /// The current time as Unix seconds (the one clock read of a run).

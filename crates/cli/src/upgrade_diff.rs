@@ -11,7 +11,7 @@ use std::path::Path;
 use kubeadm_api::dynamic::DynamicInputs;
 use kubeadm_api::internal::{InitConfig, load_init_config};
 use kubeadm_api::v1beta3::BootstrapTokenString;
-use kubeadm_core::manifests::{self, CA_CERTS_EXTRA_PATHS, Component, ManifestHostFacts};
+use kubeadm_core::manifests::{self, Component, ManifestHostFacts};
 use kubeadm_core::unified_diff::{split_lines, unified_diff};
 use kubeadm_effects::report::Reporter;
 use kubeadm_host::cluster::ClientError;
@@ -242,16 +242,7 @@ fn target_version(configured: &str, args: &[String]) -> Result<String, DiffError
 
 /// What the API server, controller-manager and scheduler manifests depend on from this host.
 fn manifest_host_facts(cfg: &InitConfig) -> ManifestHostFacts {
-    let cert_dir = Path::new(&cfg.cluster.certificates_dir);
-    ManifestHostFacts {
-        existing_ca_cert_dirs: CA_CERTS_EXTRA_PATHS
-            .iter()
-            .filter(|d| Path::new(d).is_dir())
-            .map(|d| d.to_string())
-            .collect(),
-        environment: std::env::vars().collect(),
-        external_ca: using_external_ca(cert_dir),
-    }
+    crate::init_cmd::manifest_host_facts(using_external_ca(Path::new(&cfg.cluster.certificates_dir)))
 }
 
 /// Upstream's `UsingExternalCA` as the controller-manager flags use it: a CA certificate that

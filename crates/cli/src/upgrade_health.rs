@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use kubeadm_effects::cluster::{Cluster, ListOptions, Propagation, Resource};
 use kubeadm_effects::report::Reporter;
-use kubeadm_phases::preflight::{IgnoreSet, PreflightError};
+use kubeadm_phases::preflight::{IgnoreSet, PreflightError, collect_findings};
 
 /// The Job upstream creates to prove Pods can be scheduled and run.
 const JOB_NAME: &str = "upgrade-health-check";
@@ -49,21 +49,12 @@ pub(crate) fn check_cluster_health(
         ),
         ("StaticPodManifest", Box::new(static_pod_manifests)),
     ];
-    let mut lines = String::new();
-    for (name, check) in &checks {
-        if let Err(e) = check() {
-            if ignore.ignores(name) {
-                rep.err(&format!("\t[WARNING {name}]: {e}\n"));
-            } else {
-                lines.push_str(&format!("\t[ERROR {name}]: {e}\n"));
-            }
-        }
-    }
-    if lines.is_empty() {
-        Ok(())
-    } else {
-        Err(PreflightError { lines })
-    }
+    // Lazily, so that each check's warning is printed before the next check runs.
+    collect_findings(
+        checks.iter().map(|(name, check)| (*name, check().err())),
+        ignore,
+        rep,
+    )
 }
 
 /// The Job: the pause image run once as a non-root user, tolerating control-plane taints.

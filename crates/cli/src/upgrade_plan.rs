@@ -24,7 +24,7 @@ use kubeadm_core::upgrade::plan::{
 use kubeadm_effects::cluster::{Cluster, ClusterError, ListOptions, Resource};
 use kubeadm_effects::report::Reporter;
 use kubeadm_host::cluster::KubeCluster;
-use kubeadm_phases::preflight::{IgnoreSet, PreflightError};
+use kubeadm_phases::preflight::{IgnoreSet, collect_findings};
 
 use crate::component_config_states::{component_config_states, config_states_text};
 use crate::config_cmd::{go_io_error, image_settings, reporter};
@@ -363,17 +363,9 @@ fn root_check(ignore: &IgnoreSet, rep: &dyn Reporter) -> Result<(), CommandError
     if kubeadm_host::host_probe::RealHostProbe.uid() == 0 {
         return Ok(());
     }
-    let message = "user is not running as root";
-    if ignore.ignores("IsPrivilegedUser") {
-        rep.err(&format!("\t[WARNING IsPrivilegedUser]: {message}\n"));
-        return Ok(());
-    }
-    Err(CommandError::Preflight(
-        PreflightError {
-            lines: format!("\t[ERROR IsPrivilegedUser]: {message}\n"),
-        }
-        .to_string(),
-    ))
+    let error = Some("user is not running as root".to_string());
+    collect_findings([("IsPrivilegedUser", error)], ignore, rep)
+        .map_err(|e| CommandError::Preflight(e.to_string()))
 }
 
 /// Upstream's `RunCoreDNSMigrationCheck`: can the deployed CoreDNS be migrated?
@@ -391,23 +383,15 @@ fn coredns_checks(cluster: &KubeCluster, ignore: &IgnoreSet, rep: &dyn Reporter)
         Ok(state) => coredns_checks(&state, kubeadm_core::images::COREDNS_VERSION),
         Err(e) => (Some(e.clone()), Some(e)),
     };
-    let mut lines = String::new();
-    for (name, error) in [
-        ("CoreDNSUnsupportedPlugins", unsupported),
-        ("CoreDNSMigration", migration),
-    ] {
-        let Some(e) = error else { continue };
-        if ignore.ignores(name) {
-            rep.err(&format!("\t[WARNING {name}]: {e}\n"));
-        } else {
-            lines.push_str(&format!("\t[ERROR {name}]: {e}\n"));
-        }
-    }
-    if lines.is_empty() {
-        Ok(())
-    } else {
-        Err(CommandError::Preflight(PreflightError { lines }.to_string()))
-    }
+    collect_findings(
+        [
+            ("CoreDNSUnsupportedPlugins", unsupported),
+            ("CoreDNSMigration", migration),
+        ],
+        ignore,
+        rep,
+    )
+    .map_err(|e| CommandError::Preflight(e.to_string()))
 }
 
 /// The versions of a live cluster (upstream's `KubeVersionGetter` plus the etcd and DNS lookups).

@@ -262,18 +262,11 @@ fn kubelet_start(data: &mut JoinData, bootstrap: &Path) -> Result<(), PhaseError
         .kubelet
         .as_ref()
         .ok_or(KubeletStartError::NoKubeletConfig)?;
-    let config_text = match &data.patches {
-        Some(pm) => {
-            let (text, messages) = pm
-                .patch_kubelet_config(&kubelet::config_value(kc_cfg))
-                .map_err(KubeletStartError::Patch)?;
-            for m in messages {
-                data.say(&m);
-            }
-            text
-        }
-        None => kubelet::config_yaml(kc_cfg),
-    };
+    let (config_text, messages) =
+        kubelet::patched_config_yaml(kc_cfg, data.patches.as_ref()).map_err(KubeletStartError::Patch)?;
+    for m in messages {
+        data.say(&m);
+    }
     let config_path = data.kubelet_dir.join("config.yaml");
     data.say(&format!(
         "[kubelet-start] Writing kubelet configuration to file {:?}",

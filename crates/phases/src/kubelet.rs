@@ -69,18 +69,11 @@ pub(crate) fn run_start(data: &mut InitData) -> Result<(), PhaseError> {
         .kubelet
         .as_ref()
         .ok_or(KubeletError::NoConfig)?;
-    let text = match &data.patches {
-        Some(pm) => {
-            let (text, messages) = pm
-                .patch_kubelet_config(&kubelet::config_value(kc))
-                .map_err(KubeletError::Patch)?;
-            for m in messages {
-                data.say(&m);
-            }
-            text
-        }
-        None => kubelet::config_yaml(kc),
-    };
+    let (text, messages) =
+        kubelet::patched_config_yaml(kc, data.patches.as_ref()).map_err(KubeletError::Patch)?;
+    for m in messages {
+        data.say(&m);
+    }
     let config_path = data.kubelet_dir.join("config.yaml");
     data.say(&format!(
         "[kubelet-start] Writing kubelet configuration to file {:?}",

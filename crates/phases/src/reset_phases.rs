@@ -22,7 +22,7 @@ use kubeadm_workflow::PhaseError;
 use serde_json::Value;
 
 use crate::join_command::go_io_text;
-use crate::preflight::{IgnoreSet, Stream, root_checks, run_checks};
+use crate::preflight::{IgnoreSet, root_checks, run_checks};
 
 /// Upstream's default `--cert-dir`.
 pub const DEFAULT_CERT_DIR: &str = "/etc/kubernetes/pki";
@@ -147,17 +147,8 @@ pub(crate) fn run_preflight(data: &mut ResetData) -> Result<(), PhaseError> {
     }
     data.say("[preflight] Running pre-flight checks");
     let ignore = IgnoreSet::from(data.ignore_preflight_errors.clone());
-    let run = run_checks(&root_checks(), &*data.host_probe, &*data.runtime, &ignore);
-    for (stream, text) in &run.output {
-        match stream {
-            Stream::Stdout => data.reporter.out(text),
-            Stream::Stderr => data.reporter.err(text),
-        }
-    }
-    match run.error {
-        Some(e) => Err(Box::new(e)),
-        None => Ok(()),
-    }
+    run_checks(&root_checks(), &*data.host_probe, &*data.runtime, &ignore).report(&*data.reporter)?;
+    Ok(())
 }
 
 /// Why the etcd data directory is unknown (upstream then assumes an external etcd).

@@ -24,7 +24,7 @@ use kubeadm_workflow::PhaseError;
 use serde_json::Value;
 
 use crate::NotImplemented;
-use crate::preflight::{IgnoreSet, Stream, root_checks, run_checks};
+use crate::preflight::{IgnoreSet, root_checks, run_checks};
 use crate::reset_cluster::node_name_from_kubelet_conf;
 
 /// The annotation that holds a node's CRI socket.
@@ -122,16 +122,7 @@ pub enum KubeletConfigError {
 pub(crate) fn run_preflight(data: &mut NodeData) -> Result<(), PhaseError> {
     data.say("[preflight] Running pre-flight checks");
     let ignore = IgnoreSet::from(data.ignore_preflight_errors.clone());
-    let run = run_checks(&root_checks(), &*data.host_probe, &*data.runtime, &ignore);
-    for (stream, text) in &run.output {
-        match stream {
-            Stream::Stdout => data.reporter.out(text),
-            Stream::Stderr => data.reporter.err(text),
-        }
-    }
-    if let Some(e) = run.error {
-        return Err(Box::new(e));
-    }
+    run_checks(&root_checks(), &*data.host_probe, &*data.runtime, &ignore).report(&*data.reporter)?;
     if data.is_control_plane {
         return Err(Box::new(NotImplemented));
     }
@@ -156,18 +147,12 @@ pub(crate) fn run_kubelet_config(data: &mut NodeData) -> Result<(), PhaseError> 
         .kubelet
         .as_ref()
         .ok_or(KubeletConfigError::NoKubeletConfig)?;
-    let text = match &data.patches {
+    let patches = match &data.patches {
         Some((_, Ok(pm))) => {
             for m in pm.messages() {
                 data.say(m);
             }
-            let (text, messages) = pm
-                .patch_kubelet_config(&kubelet::config_value(kc))
-                .map_err(KubeletConfigError::Patch)?;
-            for m in messages {
-                data.say(&m);
-            }
-            text
+            Some(pm)
         }
         Some((dir, Err(e))) => {
             data.say(&format!(
@@ -176,8 +161,12 @@ pub(crate) fn run_kubelet_config(data: &mut NodeData) -> Result<(), PhaseError> 
             ));
             return Err(Box::new(KubeletConfigError::Patch(e.clone())));
         }
-        None => kubelet::config_yaml(kc),
+        None => None,
     };
+    let (text, messages) = kubelet::patched_config_yaml(kc, patches).map_err(KubeletConfigError::Patch)?;
+    for m in messages {
+        data.say(&m);
+    }
     // Upstream writes into a temporary folder in a dry run and prints that folder's path here;
     // the dry-run overlay keeps the real path, which is also the one printed below.
     let path = data.kubelet_dir.join("config.yaml");

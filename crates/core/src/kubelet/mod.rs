@@ -6,5 +6,5 @@
 mod config;
 mod flags;
 
-pub use config::{config_value, config_yaml};
+pub use config::{config_value, config_yaml, patched_config_yaml};
 pub use flags::{KubeletFlagsInputs, flags_env, taint_to_string};

@@ -28,6 +28,7 @@ use std::fmt;
 use kubeadm_api::internal::InitConfig;
 use kubeadm_effects::cri::Runtime;
 use kubeadm_effects::host_probe::HostProbe;
+use kubeadm_effects::report::Reporter;
 
 pub use join::{join_node_checks, run_join_preflight};
 pub use proxy::{first_ip, proxy_for};
@@ -298,6 +299,17 @@ impl PreflightRun {
             .collect()
     }
 
+    /// Prints what the checks printed, in order, through `reporter`; then their error, if any.
+    pub fn report(self, reporter: &dyn Reporter) -> Result<(), PreflightError> {
+        for (stream, text) in &self.output {
+            match stream {
+                Stream::Stdout => reporter.out(text),
+                Stream::Stderr => reporter.err(text),
+            }
+        }
+        self.error.map_or(Ok(()), Err)
+    }
+
     fn append(&mut self, other: PreflightRun) {
         self.results.extend(other.results);
         self.output.extend(other.output);
@@ -347,6 +359,30 @@ pub fn run_checks(
         run.error = Some(PreflightError { lines: error_lines });
     }
     run
+}
+
+/// Checks made outside the host-probe table (the cluster's health, CoreDNS before an upgrade): each
+/// finding, taken in order, is printed as a warning when its check is ignored and collected as an
+/// error line otherwise, as [`run_checks`] does.
+pub fn collect_findings<'a>(
+    findings: impl IntoIterator<Item = (&'a str, Option<String>)>,
+    ignore: &IgnoreSet,
+    reporter: &dyn Reporter,
+) -> Result<(), PreflightError> {
+    let mut lines = String::new();
+    for (name, error) in findings {
+        let Some(e) = error else { continue };
+        if ignore.ignores(name) {
+            reporter.err(&format!("\t[WARNING {name}]: {e}\n"));
+        } else {
+            lines.push_str(&format!("\t[ERROR {name}]: {e}\n"));
+        }
+    }
+    if lines.is_empty() {
+        Ok(())
+    } else {
+        Err(PreflightError { lines })
+    }
 }
 
 /// Upstream's `RunRootCheckOnly`: the check that runs alone, first, and stops the run when it fails.
