@@ -284,16 +284,11 @@ fn random_outputs_have_upstream_shape() {
 #[test]
 fn unimplemented_commands_say_so() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let r = run(
-        &ours(),
-        &["upgrade", "node", "phase", "preflight"],
-        dir.path(),
-        &[],
-    );
+    let r = run(&ours(), &["upgrade", "apply", "v1.25.16"], dir.path(), &[]);
     assert_eq!(r.code, 1);
     assert_eq!(
         r.stderr,
-        "kubeadm: \"kubeadm upgrade node phase preflight\" is not implemented yet in kubeadm-rs\n"
+        "kubeadm: \"kubeadm upgrade apply\" is not implemented yet in kubeadm-rs\n"
     );
 }
 
