@@ -32,14 +32,14 @@ if [ ${#args[@]} = 0 ]; then
     # Each side of a join with the other's: our init, then upstream's join (with the command ours
     # printed); upstream's init, then our join (with the command upstream printed). Our reset after both.
     upstream="${KUBEADM_RS_CACHE:-$HOME/.cache/kubeadm-rs}/upstream/kubeadm"
-    check "scenario init-join-reset (our init, upstream join, our reset)" \
-      env TB_JOIN_KUBEADM="$upstream" TB_RESET_KUBEADM="$ours" \
+    check "scenario init-join-reset (our init, upstream join, our upgrade node and reset)" \
+      env TB_JOIN_KUBEADM="$upstream" TB_UPGRADE_KUBEADM="$ours" TB_RESET_KUBEADM="$ours" \
       "$here/scenario.sh" init-join-reset --kubeadm "$ours"
-    check "scenario init-join-reset (upstream init, our join, our reset)" \
+    check "scenario init-join-reset (upstream init, our join, upgrade node and reset)" \
       env TB_JOIN_KUBEADM="$ours" TB_RESET_KUBEADM="$ours" \
       "$here/scenario.sh" init-join-reset --kubeadm "$upstream"
     # And ours alone, from init to reset.
-    check "scenario init-join-reset (our init, join and reset)" \
+    check "scenario init-join-reset (our init, join, upgrade node and reset)" \
       env TB_JOIN_KUBEADM="$ours" TB_RESET_KUBEADM="$ours" \
       "$here/scenario.sh" init-join-reset --kubeadm "$ours"
   fi

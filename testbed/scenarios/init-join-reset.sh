@@ -61,6 +61,7 @@ join=$(sed -n '/^kubeadm join /,/[^\\]$/p' "$TB_RUN/node1/init.log" | tr -d '\\\
 # TB_JOIN_KUBEADM runs join with another kubeadm (e.g. upstream's while the init under test is ours,
 # which has no join yet): the printed join command is run as printed, with that binary.
 # TB_RESET_KUBEADM runs reset with another kubeadm (default: the join one), e.g. ours after upstream's join.
+# TB_UPGRADE_KUBEADM runs `upgrade node` on the worker with another kubeadm (default: the join one).
 reset_kubeadm=${TB_RESET_KUBEADM:-${TB_JOIN_KUBEADM:-kubeadm}}
 if [ -n "${TB_JOIN_KUBEADM:-}" ]; then join="$TB_JOIN_KUBEADM${join#kubeadm}"; fi
 [ -n "$join" ] || fail "no join command in the output of kubeadm init"
@@ -81,6 +82,24 @@ done
 tb_poll 180 "CoreDNS Available (2 replicas)" coredns_available || fail "CoreDNS did not become Available"
 kubectl1 get nodes -o wide >&2
 kubectl1 -n kube-system get pods -o wide >&2
+
+# kubeadm upgrade node on the worker (TB_UPGRADE_KUBEADM, default: the join one): it rewrites the
+# kubelet's config.yaml from the cluster's kubelet-config ConfigMap, which must give the bytes join
+# wrote from the same ConfigMap; the kubelet, restarted on it, keeps the node Ready.
+upgrade_kubeadm=${TB_UPGRADE_KUBEADM:-${TB_JOIN_KUBEADM:-kubeadm}}
+before=$(tb_node_exec 2 cat /var/lib/kubelet/config.yaml) || fail "node2: no kubelet config.yaml"
+tb_log "kubeadm upgrade node on node2 ($upgrade_kubeadm)"
+if ! tb_node_exec 2 timeout 300 "$upgrade_kubeadm" upgrade node >"$TB_RUN/node2/upgrade.log" 2>&1; then
+  cat "$TB_RUN/node2/upgrade.log" >&2
+  fail "kubeadm upgrade node on node2 failed"
+fi
+cat "$TB_RUN/node2/upgrade.log" >&2
+grep -q "^\[upgrade\] The configuration for this node was successfully updated!" "$TB_RUN/node2/upgrade.log" ||
+  fail "kubeadm upgrade node did not say it updated node2"
+[ "$(tb_node_exec 2 cat /var/lib/kubelet/config.yaml)" = "$before" ] ||
+  fail "node2: config.yaml after upgrade node differs from the one join wrote"
+tb_node_exec 2 systemctl restart kubelet || fail "node2: kubelet restart"
+tb_poll 120 "node2 Ready after upgrade node" node_ready node2 || fail "node2 not Ready after upgrade node"
 
 # A worker leaves the way the docs say: delete its Node, then reset it.
 kubectl1 delete node node2 >&2 || fail "kubectl delete node node2"
