@@ -10,7 +10,7 @@ use std::process::Command;
 
 use base64::Engine as _;
 
-use kubeadm_testkit::apiserver::ApiServer;
+use kubeadm_testkit::apiserver::{ApiServer, InitConfig};
 use kubeadm_testkit::oracle::{diff, upstream_kubeadm};
 
 /// The node no kubelet registers here; the test creates it as a kubelet would.
@@ -19,40 +19,14 @@ const TOKEN: &str = "abcdef.0123456789abcdef";
 
 /// The config the phases run with: the test server's endpoint and a fixed token, so a second run
 /// updates the token Secret instead of adding one.
-fn config(port: u16) -> String {
-    format!(
-        "apiVersion: kubeadm.k8s.io/v1beta3
-kind: InitConfiguration
-bootstrapTokens:
-- token: {TOKEN}
-localAPIEndpoint:
-  advertiseAddress: 10.254.254.254
-  bindPort: {port}
-nodeRegistration:
-  name: {NODE}
-  criSocket: unix:///var/run/containerd/containerd.sock
----
-apiVersion: kubeadm.k8s.io/v1beta3
-kind: ClusterConfiguration
-kubernetesVersion: v1.25.16
-controlPlaneEndpoint: 127.0.0.1:{port}
-apiServer:
-  certSANs: [127.0.0.1]
-"
-    )
-}
-
-/// Creates the Node as the kubelet registers it (with its hostname label).
-fn create_node(server: &ApiServer) {
-    let manifest = server.root().join("node.json");
-    std::fs::write(
-        &manifest,
-        format!(
-            r#"{{"apiVersion":"v1","kind":"Node","metadata":{{"name":"{NODE}","labels":{{"kubernetes.io/hostname":"{NODE}"}}}}}}"#
-        ),
-    )
-    .expect("node manifest");
-    server.kubectl(&["create", "-f", &manifest.to_string_lossy()]);
+fn cluster_config(port: u16) -> String {
+    let token = format!("bootstrapTokens:\n- token: {TOKEN}\n");
+    InitConfig {
+        node: NODE,
+        init_extra: &token,
+        ..InitConfig::default()
+    }
+    .render(port)
 }
 
 /// Runs `kubeadm --rootfs <root> init phase <phase> --config /init.yaml`.
@@ -74,8 +48,8 @@ const KINDS: &str = "configmaps,secrets,serviceaccounts,roles,rolebindings,clust
 /// first run's output.
 fn run_all(kubeadm: &Path) -> (ApiServer, String) {
     let server = ApiServer::start_with(kubeadm);
-    std::fs::write(server.root().join("init.yaml"), config(server.port())).expect("config");
-    create_node(&server);
+    std::fs::write(server.root().join("init.yaml"), cluster_config(server.port())).expect("config");
+    server.create_node(NODE, serde_json::json!({}));
     let mut first = String::new();
     for p in PHASES {
         first.push_str(&phase(kubeadm, &server, p));
@@ -247,7 +221,7 @@ fn cluster_phases_leave_what_upstream_leaves() {
     // CA opens with the key to the CA on disk.
     let key = "ab".repeat(32);
     for (kubeadm, server) in [(&ours, &ours_server), (&upstream_kubeadm(), &theirs_server)] {
-        let with_key = config(server.port()).replace(
+        let with_key = cluster_config(server.port()).replace(
             "bootstrapTokens:",
             &format!("certificateKey: {key}\nbootstrapTokens:"),
         );
@@ -320,8 +294,8 @@ fn phases_fail_clearly_without_api_server_and_rerun_cleanly() {
     let (reference, _) = run_all(&ours);
 
     let mut server = ApiServer::start_with(&ours);
-    std::fs::write(server.root().join("init.yaml"), config(server.port())).expect("config");
-    create_node(&server);
+    std::fs::write(server.root().join("init.yaml"), cluster_config(server.port())).expect("config");
+    server.create_node(NODE, serde_json::json!({}));
     // The first phase lands, then the server dies.
     phase(&ours, &server, PHASES[0]);
     server.kill_apiserver();

@@ -12,7 +12,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use kubeadm_testkit::apiserver::ApiServer;
+use kubeadm_testkit::apiserver::{ApiServer, InitConfig};
 use kubeadm_testkit::oracle::{Run, diff, expected_code, run, upstream_kubeadm};
 
 /// Files written into a node's root before a run: path, content.
@@ -31,38 +31,13 @@ fn ours() -> PathBuf {
 }
 
 fn init_config(port: u16) -> String {
-    format!(
-        "apiVersion: kubeadm.k8s.io/v1beta3
-kind: InitConfiguration
-bootstrapTokens:
-- token: {TOKEN}
-localAPIEndpoint:
-  advertiseAddress: 10.254.254.254
-  bindPort: {port}
-nodeRegistration:
-  name: {CONTROL_PLANE}
-  criSocket: unix:///var/run/containerd/containerd.sock
----
-apiVersion: kubeadm.k8s.io/v1beta3
-kind: ClusterConfiguration
-kubernetesVersion: v1.25.16
-controlPlaneEndpoint: 127.0.0.1:{port}
-apiServer:
-  certSANs: [127.0.0.1]
-"
-    )
-}
-
-fn create_node(server: &ApiServer, name: &str) {
-    let manifest = server.root().join(format!("{name}.json"));
-    std::fs::write(
-        &manifest,
-        format!(
-            r#"{{"apiVersion":"v1","kind":"Node","metadata":{{"name":"{name}","labels":{{"kubernetes.io/hostname":"{name}"}}}}}}"#
-        ),
-    )
-    .expect("node manifest");
-    server.kubectl(&["create", "-f", &manifest.to_string_lossy()]);
+    let token = format!("bootstrapTokens:\n- token: {TOKEN}\n");
+    InitConfig {
+        node: CONTROL_PLANE,
+        init_extra: &token,
+        ..InitConfig::default()
+    }
+    .render(port)
 }
 
 /// A server as `kubeadm init` leaves it for joining nodes: kubeadm-config, kubelet-config,
@@ -73,7 +48,7 @@ fn prepared_server() -> (ApiServer, String) {
     let up = upstream_kubeadm();
     let server = ApiServer::start_with(&up);
     std::fs::write(server.root().join("init.yaml"), init_config(server.port())).expect("config");
-    create_node(&server, CONTROL_PLANE);
+    server.create_node(CONTROL_PLANE, serde_json::json!({}));
     for phase in [
         &["upload-config", "all"][..],
         &["bootstrap-token"],
@@ -580,7 +555,7 @@ fn kubelet_start(bin: &Path, server: &ApiServer, args: &[&str], files: &[(&str, 
 #[test]
 fn kubelet_start_writes_what_upstream_writes() {
     let (server, pin) = prepared_server();
-    create_node(&server, WORKER);
+    server.create_node(WORKER, serde_json::json!({}));
     let ep = format!("127.0.0.1:{}", server.port());
     let token_args = [
         "phase",

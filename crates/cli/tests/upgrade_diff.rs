@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use kubeadm_testkit::apiserver::ApiServer;
+use kubeadm_testkit::apiserver::{ApiServer, InitConfig};
 use kubeadm_testkit::oracle::{self, diff, upstream_kubeadm};
 use kubeadm_testkit::rootfs::init_phase;
 
@@ -518,24 +518,13 @@ fn apply_json(server: &ApiServer, name: &str, json: &str) {
 }
 
 fn cluster_config(port: u16, version: &str, cluster_extra: &str) -> String {
-    format!(
-        "apiVersion: kubeadm.k8s.io/v1beta3
-kind: InitConfiguration
-localAPIEndpoint:
-  advertiseAddress: 10.254.254.254
-  bindPort: {port}
-nodeRegistration:
-  name: {NODE}
-  criSocket: unix:///var/run/containerd/containerd.sock
----
-apiVersion: kubeadm.k8s.io/v1beta3
-kind: ClusterConfiguration
-kubernetesVersion: {version}
-controlPlaneEndpoint: 127.0.0.1:{port}
-apiServer:
-  certSANs: [127.0.0.1]
-{cluster_extra}"
-    )
+    InitConfig {
+        node: NODE,
+        version,
+        cluster_extra,
+        ..InitConfig::default()
+    }
+    .render(port)
 }
 
 /// The configuration from the cluster: `kubeadm-config` uploaded by upstream, the Node (with the
@@ -557,14 +546,7 @@ fn diff_from_cluster_matches_upstream() {
     for phase in [&["control-plane", "all"][..], &["kubeconfig", "kubelet"]] {
         init_phase(&upstream, &root, phase, "/init.yaml");
     }
-    apply_json(
-        &server,
-        "node.json",
-        // Upstream patches a Node only once it has its hostname label, as a kubelet sets it.
-        &format!(
-            r#"{{"apiVersion":"v1","kind":"Node","metadata":{{"name":"{NODE}","labels":{{"kubernetes.io/hostname":"{NODE}"}}}}}}"#
-        ),
-    );
+    server.create_node(NODE, serde_json::json!({}));
     init_phase(&upstream, &root, &["upload-config", "all"], "/init.yaml");
     apply_json(
         &server,

@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-use kubeadm_testkit::apiserver::ApiServer;
+use kubeadm_testkit::apiserver::{ApiServer, InitConfig};
 use kubeadm_testkit::oracle::{Run, diff, expected_code, run, upstream_kubeadm};
 
 /// The worker node.
@@ -23,31 +23,18 @@ fn ours() -> PathBuf {
 }
 
 fn init_config(port: u16) -> String {
-    format!(
-        "apiVersion: kubeadm.k8s.io/v1beta3
-kind: InitConfiguration
-localAPIEndpoint:
-  advertiseAddress: 10.254.254.254
-  bindPort: {port}
-nodeRegistration:
-  name: apiserver-test
-  criSocket: unix:///var/run/containerd/containerd.sock
----
-apiVersion: kubeadm.k8s.io/v1beta3
-kind: ClusterConfiguration
-kubernetesVersion: v1.25.16
-imageRepository: k8s.gcr.io
-controlPlaneEndpoint: 127.0.0.1:{port}
+    InitConfig {
+        cluster_extra: "imageRepository: k8s.gcr.io
 networking:
   serviceSubnet: 10.112.0.0/12
-apiServer:
-  certSANs: [127.0.0.1]
 ---
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
 maxPods: 42
-"
-    )
+",
+        ..InitConfig::default()
+    }
+    .render(port)
 }
 
 struct Cluster {
@@ -61,24 +48,8 @@ fn prepared() -> Cluster {
     let server = ApiServer::start_with(&up);
     std::fs::write(server.root().join("init.yaml"), init_config(server.port())).expect("config");
     // The control-plane Node (upload-config annotates it) and the worker.
-    for (name, annotations) in [
-        ("apiserver-test", serde_json::json!({})),
-        (WORKER, serde_json::json!({CRI_ANNOTATION: DOUBLED})),
-    ] {
-        let node = serde_json::json!({
-            "apiVersion": "v1",
-            "kind": "Node",
-            // With the hostname label its kubelet gives it: upstream patches a Node only then.
-            "metadata": {
-                "name": name,
-                "labels": {"kubernetes.io/hostname": name},
-                "annotations": annotations,
-            },
-        });
-        let manifest = server.root().join(format!("{name}.json"));
-        std::fs::write(&manifest, node.to_string()).expect("node manifest");
-        server.kubectl(&["create", "-f", &manifest.to_string_lossy()]);
-    }
+    server.create_node("apiserver-test", serde_json::json!({}));
+    server.create_node(WORKER, serde_json::json!({CRI_ANNOTATION: DOUBLED}));
     kubeadm_testkit::rootfs::init_phase(&up, &server.root(), &["upload-config", "all"], "/init.yaml");
     let rootfs = server.root().to_string_lossy().into_owned();
     let user = run(

@@ -12,7 +12,7 @@ use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use kubeadm_testkit::apiserver::{ApiServer, upstream_bin};
+use kubeadm_testkit::apiserver::{ApiServer, InitConfig, upstream_bin};
 use kubeadm_testkit::oracle::{Run, diff, expected_code, upstream_kubeadm};
 
 /// The node no kubelet registers here; the test creates it as a kubelet would.
@@ -30,24 +30,12 @@ fn ours() -> PathBuf {
 }
 
 fn init_config(port: u16, version: &str) -> String {
-    format!(
-        "apiVersion: kubeadm.k8s.io/v1beta3
-kind: InitConfiguration
-localAPIEndpoint:
-  advertiseAddress: 10.254.254.254
-  bindPort: {port}
-nodeRegistration:
-  name: {NODE}
-  criSocket: unix:///var/run/containerd/containerd.sock
----
-apiVersion: kubeadm.k8s.io/v1beta3
-kind: ClusterConfiguration
-kubernetesVersion: {version}
-controlPlaneEndpoint: 127.0.0.1:{port}
-apiServer:
-  certSANs: [127.0.0.1]
-"
-    )
+    InitConfig {
+        node: NODE,
+        version,
+        ..InitConfig::default()
+    }
+    .render(port)
 }
 
 /// Writes `json` under the root and `kubectl <verb> -f`s it.
@@ -98,14 +86,7 @@ fn cluster(version: &str, kubelet_version: &str) -> ApiServer {
     ] {
         kubeadm_testkit::rootfs::init_phase(&upstream, &root, phase, "/init.yaml");
     }
-    apply_json(
-        &server,
-        "node.json",
-        &format!(
-            r#"{{"apiVersion":"v1","kind":"Node","metadata":{{"name":"{NODE}","labels":{{"kubernetes.io/hostname":"{NODE}"}}}}}}"#
-        ),
-        "create",
-    );
+    server.create_node(NODE, serde_json::json!({}));
     node_status(&server, kubelet_version, true);
     for phase in [
         &["upload-config", "all"][..],

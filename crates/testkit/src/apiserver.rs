@@ -205,6 +205,23 @@ impl ApiServer {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
+    /// Creates a Node as its kubelet registers it (with the `kubernetes.io/hostname` label, which
+    /// kubeadm waits for before it patches a Node), with `annotations` (a JSON object).
+    pub fn create_node(&self, name: &str, annotations: serde_json::Value) {
+        let node = serde_json::json!({
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {
+                "name": name,
+                "labels": {"kubernetes.io/hostname": name},
+                "annotations": annotations,
+            },
+        });
+        let manifest = self.root().join(format!("node-{name}.json"));
+        fs::write(&manifest, node.to_string()).expect("node manifest");
+        self.kubectl(&["create", "-f", &manifest.to_string_lossy()]);
+    }
+
     /// The temp root upstream kubeadm wrote into (`etc/kubernetes/pki`, …).
     pub fn root(&self) -> PathBuf {
         self.dir.path().join("root")
@@ -280,24 +297,62 @@ impl Drop for ApiServer {
 }
 
 fn config(port: u16) -> String {
-    format!(
-        "apiVersion: kubeadm.k8s.io/v1beta3
+    InitConfig::default().render(port)
+}
+
+/// A kubeadm configuration for phases run against a test server: its endpoint (`127.0.0.1:<port>`,
+/// in the certificates' SANs), a control-plane node and a version, plus what a test adds.
+#[derive(Debug, Clone)]
+pub struct InitConfig<'a> {
+    /// `nodeRegistration.name`.
+    pub node: &'a str,
+    /// `kubernetesVersion`.
+    pub version: &'a str,
+    /// Lines added at the top of the InitConfiguration (e.g. `bootstrapTokens`).
+    pub init_extra: &'a str,
+    /// Lines added at the end of the ClusterConfiguration, and any documents after it.
+    pub cluster_extra: &'a str,
+}
+
+impl Default for InitConfig<'_> {
+    fn default() -> Self {
+        InitConfig {
+            node: "apiserver-test",
+            version: "v1.25.16",
+            init_extra: "",
+            cluster_extra: "",
+        }
+    }
+}
+
+impl InitConfig<'_> {
+    /// The YAML for a server on `port`.
+    pub fn render(&self, port: u16) -> String {
+        let InitConfig {
+            node,
+            version,
+            init_extra,
+            cluster_extra,
+        } = self;
+        format!(
+            "apiVersion: kubeadm.k8s.io/v1beta3
 kind: InitConfiguration
-localAPIEndpoint:
+{init_extra}localAPIEndpoint:
   advertiseAddress: {PLACEHOLDER_ADDRESS}
   bindPort: {port}
 nodeRegistration:
-  name: apiserver-test
+  name: {node}
   criSocket: unix:///var/run/containerd/containerd.sock
 ---
 apiVersion: kubeadm.k8s.io/v1beta3
 kind: ClusterConfiguration
-kubernetesVersion: v1.25.16
+kubernetesVersion: {version}
 controlPlaneEndpoint: 127.0.0.1:{port}
 apiServer:
   certSANs: [127.0.0.1]
-"
-    )
+{cluster_extra}"
+        )
+    }
 }
 
 /// Four distinct free ports on 127.0.0.1 (held open together so they differ, then released).
