@@ -181,6 +181,15 @@ pub(crate) fn unix_now() -> i64 {
     }
 }
 
+/// The patch directory: `--patches` when given, else the configuration's `patches.directory`.
+pub(crate) fn patches_dir(flag: String, from_config: Option<&kubeadm_api::v1beta3::Patches>) -> String {
+    if flag.is_empty() {
+        from_config.map(|p| p.directory.clone()).unwrap_or_default()
+    } else {
+        flag
+    }
+}
+
 /// Reads every regular file under a patch directory, subdirectories included (upstream walks the
 /// directory once per run).
 pub(crate) fn read_patches(fs: &dyn Fs, dir: &str) -> Result<PatchManager, CommandError> {

@@ -115,18 +115,7 @@ pub(crate) fn load(inv: &Invocation<'_>) -> Result<InitOptions, CommandError> {
     }
     verify_bind_address(&cfg.init.local_api_endpoint.advertise_address)?;
 
-    let patches_dir = {
-        let flag = f.string("patches");
-        if flag.is_empty() {
-            cfg.init
-                .patches
-                .as_ref()
-                .map(|p| p.directory.clone())
-                .unwrap_or_default()
-        } else {
-            flag
-        }
-    };
+    let patches_dir = crate::init_cmd::patches_dir(f.string("patches"), cfg.init.patches.as_ref());
     Ok(InitOptions {
         dry_run: f.bool("dry-run"),
         ignore_preflight_errors: ignore,

@@ -176,18 +176,7 @@ fn connect(source: &ClientSource<'_>) -> Result<Box<dyn Cluster>, String> {
 }
 
 fn context(inv: &Invocation<'_>, cfg: JoinConfig) -> Result<JoinData, CommandError> {
-    let patches_dir = {
-        let flag = inv.flags.string("patches");
-        if flag.is_empty() {
-            cfg.join
-                .patches
-                .as_ref()
-                .map(|p| p.directory.clone())
-                .unwrap_or_default()
-        } else {
-            flag
-        }
-    };
+    let patches_dir = crate::init_cmd::patches_dir(inv.flags.string("patches"), cfg.join.patches.as_ref());
     let patches = if patches_dir.is_empty() {
         None
     } else {

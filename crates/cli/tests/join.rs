@@ -56,15 +56,7 @@ fn prepared_server() -> (ApiServer, String) {
     ] {
         kubeadm_testkit::rootfs::init_phase(&up, &server.root(), phase, "/init.yaml");
     }
-    let kubeconfig = server.kubectl(&[
-        "-n",
-        "kube-public",
-        "get",
-        "cm",
-        "cluster-info",
-        "-o",
-        "jsonpath={.data.kubeconfig}",
-    ]);
+    let kubeconfig = cluster_info_kubeconfig(&server);
     let (id, secret) = TOKEN.split_once('.').expect("token");
     let jws = kubeadm_core::cluster::cluster_info::detached_jws(&kubeconfig, id, secret);
     let patch = serde_json::json!({"data": {format!("jws-kubeconfig-{id}"): jws}}).to_string();

@@ -22,13 +22,6 @@ struct Outcome {
     tree: BTreeMap<String, (u32, Vec<u8>)>,
 }
 
-fn is_root() -> bool {
-    std::fs::read_to_string("/proc/self/status").is_ok_and(|s| {
-        s.lines()
-            .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"))
-    })
-}
-
 /// The tree upstream's init phases leave, made once and copied for every run.
 fn prepared_tree() -> tempfile::TempDir {
     let root = tempfile::tempdir().expect("root");
@@ -108,7 +101,10 @@ fn run(bin: &Path, prepared: &Path, args: &[&str], stdin: &str) -> Outcome {
 
 #[test]
 fn reset_matches_upstream_on_an_init_tree() {
-    assert!(is_root(), "this test chroots with --rootfs and must run as root");
+    assert!(
+        kubeadm_testkit::rootfs::is_root(),
+        "this test chroots with --rootfs and must run as root"
+    );
     let prepared = prepared_tree();
     let ours = PathBuf::from(env!("CARGO_BIN_EXE_kubeadm"));
     let upstream = upstream_kubeadm();
@@ -206,7 +202,10 @@ fn reset_matches_upstream_on_an_init_tree() {
 /// where upstream v1.25.16 exits 1 (its workflow wraps the error and loses the type it picks 2 by).
 #[test]
 fn the_root_check_fails_for_other_users() {
-    assert!(is_root(), "this test switches to nobody and must start as root");
+    assert!(
+        kubeadm_testkit::rootfs::is_root(),
+        "this test switches to nobody and must start as root"
+    );
     let args = [
         "--reuid=65534",
         "--regid=65534",

@@ -22,13 +22,6 @@ const COMPONENTS: [&str; 3] = ["kube-apiserver", "kube-controller-manager", "kub
 /// The node no kubelet registers in the cluster test; the test creates it as a kubelet would.
 const NODE: &str = "apiserver-test";
 
-fn is_root() -> bool {
-    std::fs::read_to_string("/proc/self/status").is_ok_and(|s| {
-        s.lines()
-            .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"))
-    })
-}
-
 fn ours() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_kubeadm"))
 }
@@ -292,7 +285,10 @@ const CONFIGS: &[&str] = &[
 
 #[test]
 fn diff_with_config_matches_upstream() {
-    assert!(is_root(), "this test chroots with --rootfs and must run as root");
+    assert!(
+        kubeadm_testkit::rootfs::is_root(),
+        "this test chroots with --rootfs and must run as root"
+    );
     // Manifests of a plain v1.24.3 config, to diff every config against something further away
     // than its own older version.
     let baseline = root_for("valid/02-init-only.yaml", "v1.24.3");
@@ -336,7 +332,10 @@ fn diff_with_config_matches_upstream() {
 /// cluster-signing flags).
 #[test]
 fn diff_of_edited_manifests_matches_upstream() {
-    assert!(is_root(), "this test chroots with --rootfs and must run as root");
+    assert!(
+        kubeadm_testkit::rootfs::is_root(),
+        "this test chroots with --rootfs and must run as root"
+    );
     let root = root_for("valid/12-extra-args.yaml", "v1.25.16");
     let r = root.path();
     let apiserver = std::fs::read_to_string(manifest(r, "kube-apiserver")).expect("apiserver");
@@ -383,7 +382,10 @@ fn diff_of_edited_manifests_matches_upstream() {
 /// code but for bad input upstream refuses with 1 (this project: 3).
 #[test]
 fn bad_input_fails_like_upstream() {
-    assert!(is_root(), "this test chroots with --rootfs and must run as root");
+    assert!(
+        kubeadm_testkit::rootfs::is_root(),
+        "this test chroots with --rootfs and must run as root"
+    );
     let root = root_for("valid/03-ipv6.yaml", "v1.24.3");
     let r = root.path();
     std::fs::write(r.join("garbage.conf"), "garbage\n").expect("write");
@@ -454,7 +456,10 @@ fn bad_input_fails_like_upstream() {
 /// and upstream's exit code, or 3 where upstream refuses bad input with 1 (this project's rule).
 #[test]
 fn config_errors_follow_the_project_rules() {
-    assert!(is_root(), "this test chroots with --rootfs and must run as root");
+    assert!(
+        kubeadm_testkit::rootfs::is_root(),
+        "this test chroots with --rootfs and must run as root"
+    );
     let root = root_for("valid/02-init-only.yaml", "v1.24.3");
     let r = root.path();
     let improved = [
@@ -532,7 +537,10 @@ fn cluster_config(port: u16, version: &str, cluster_extra: &str) -> String {
 /// Pod with its advertise-address annotation, as `kubeadm init` and the kubelet leave them.
 #[test]
 fn diff_from_cluster_matches_upstream() {
-    assert!(is_root(), "this test chroots with --rootfs and must run as root");
+    assert!(
+        kubeadm_testkit::rootfs::is_root(),
+        "this test chroots with --rootfs and must run as root"
+    );
     let upstream = upstream_kubeadm();
     let server = ApiServer::start_with(&upstream);
     let root = server.root();

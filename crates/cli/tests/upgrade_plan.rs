@@ -18,13 +18,6 @@ use kubeadm_testkit::oracle::{Run, diff, expected_code, upstream_kubeadm};
 /// The node no kubelet registers here; the test creates it as a kubelet would.
 const NODE: &str = "apiserver-test";
 
-fn is_root() -> bool {
-    std::fs::read_to_string("/proc/self/status").is_ok_and(|s| {
-        s.lines()
-            .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"))
-    })
-}
-
 fn ours() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_kubeadm"))
 }
@@ -299,7 +292,10 @@ fn compare(server: &ApiServer, args: &[&str]) -> usize {
 
 #[test]
 fn plan_matches_upstream_on_a_v1_25_16_cluster() {
-    assert!(is_root(), "this test chroots with --rootfs and must run as root");
+    assert!(
+        kubeadm_testkit::rootfs::is_root(),
+        "this test chroots with --rootfs and must run as root"
+    );
     let server = cluster("v1.25.16", "v1.24.9");
     let _jobs = JobController::start(&server);
     // Two workers: kubelet rows are counted per version and sorted, only the first one named.
@@ -392,7 +388,10 @@ fn plan_matches_upstream_on_a_v1_25_16_cluster() {
 
 #[test]
 fn plan_fails_as_upstream_on_bad_input() {
-    assert!(is_root(), "this test chroots with --rootfs and must run as root");
+    assert!(
+        kubeadm_testkit::rootfs::is_root(),
+        "this test chroots with --rootfs and must run as root"
+    );
     let server = cluster("v1.25.16", "v1.25.16");
     let _jobs = JobController::start(&server);
     // A kubeconfig whose server does not answer.

@@ -124,14 +124,7 @@ pub fn tls_bootstrap_config(data: &JoinData) -> Result<Value, DiscoveryError> {
             "discovery.go",
             "[discovery] Using provided TLSBootstrapToken as authentication credentials for the join process",
         );
-        let cluster = kc::current_cluster(&config).cloned().unwrap_or(Value::Null);
-        let field = |k: &str| {
-            cluster
-                .get(k)
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string()
-        };
+        let field = |k: &str| kc::current_cluster_field(&config, k);
         return Ok(kc::create_with_token(
             &field("server"),
             DEFAULT_CLUSTER_NAME,
@@ -370,14 +363,7 @@ fn file_config(data: &JoinData, path: &str, timeout: Duration) -> Result<Value, 
     let mut config =
         parse_kubeconfig(&String::from_utf8_lossy(&bytes)).map_err(|e| file_err(e.to_string()))?;
     embed_file_references(data, &mut config)?;
-    let cluster = kc::current_cluster(&config).cloned().unwrap_or(Value::Null);
-    let field = |k: &str| {
-        cluster
-            .get(k)
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string()
-    };
+    let server = kc::current_cluster_field(&config, "server");
     let info = |m: &str| data.reporter.info(1, "file.go", m);
     let with_credentials = kc::has_authentication_credentials(&config);
     if with_credentials {
@@ -389,18 +375,17 @@ fn file_config(data: &JoinData, path: &str, timeout: Duration) -> Result<Value, 
             "[discovery] Discovery file does not contains authentication credentials, using unauthenticated request for validating TLS connection",
         );
         config = kc::create_basic(
-            &field("server"),
+            &server,
             DEFAULT_CLUSTER_NAME,
             "",
-            &field("certificate-authority-data"),
+            &kc::current_cluster_field(&config, "certificate-authority-data"),
         );
     }
     let client = data
         .client(&ClientSource::Kubeconfig(&kc::to_text(&config)))
         .map_err(DiscoveryError::Client)?;
     info(&format!(
-        "[discovery] Created cluster-info discovery client, requesting info from {:?}\n",
-        field("server")
+        "[discovery] Created cluster-info discovery client, requesting info from {server:?}\n"
     ));
     // `wait.Poll`: the first read comes after one interval.
     let mut waited = Duration::ZERO;

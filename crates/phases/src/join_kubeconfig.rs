@@ -52,6 +52,15 @@ pub(crate) fn current_cluster(doc: &Value) -> Option<&Value> {
     named(doc, "clusters", "cluster").get(&name).copied()
 }
 
+/// A string field (`server`, `certificate-authority-data`) of [`current_cluster`], empty when absent.
+pub(crate) fn current_cluster_field(doc: &Value, key: &str) -> String {
+    current_cluster(doc)
+        .and_then(|c| c.get(key))
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string()
+}
+
 /// A mutable reference to the named list entry's item (`cluster`, `user`), the last of equal names.
 fn named_mut<'a>(doc: &'a mut Value, list: &str, item: &str, name: &str) -> Option<&'a mut Value> {
     doc.get_mut(list)?

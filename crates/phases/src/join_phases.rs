@@ -70,24 +70,6 @@ pub enum KubeletStartError {
     CriSocket(#[source] ClusterError),
 }
 
-/// Upstream's `kubeadmJoinFailMsg`, printed when the TLS bootstrap times out.
-fn join_fail_text(error: &str) -> String {
-    format!(
-        "
-Unfortunately, an error has occurred:
-\t{error}
-
-This error is likely caused by:
-\t- The kubelet is not running
-\t- The kubelet is unhealthy due to a misconfiguration of the node in some way (required cgroups disabled)
-
-If you are on a systemd-powered system, you can try to troubleshoot the error with the following commands:
-\t- 'systemctl status kubelet'
-\t- 'journalctl -xeu kubelet'
-"
-    )
-}
-
 /// Discovery, once per run (upstream's `TLSBootstrapCfg`).
 fn ensure_discovered(data: &mut JoinData) -> Result<(), PhaseError> {
     if data.tls_bootstrap.is_none() {
@@ -262,16 +244,9 @@ fn kubelet_start(data: &mut JoinData, bootstrap: &Path) -> Result<(), PhaseError
         .kubelet
         .as_ref()
         .ok_or(KubeletStartError::NoKubeletConfig)?;
-    let (config_text, messages) =
-        kubelet::patched_config_yaml(kc_cfg, data.patches.as_ref()).map_err(KubeletStartError::Patch)?;
-    for m in messages {
-        data.say(&m);
-    }
-    let config_path = data.kubelet_dir.join("config.yaml");
-    data.say(&format!(
-        "[kubelet-start] Writing kubelet configuration to file {:?}",
-        config_path.display().to_string()
-    ));
+    let (config_path, config_text) =
+        crate::kubelet::config_file(kc_cfg, data.patches.as_ref(), &data.kubelet_dir, &|l| data.say(l))
+            .map_err(KubeletStartError::Patch)?;
     crate::kubelet::write_file(
         &*data.fs,
         &data.kubelet_dir,
@@ -309,7 +284,7 @@ fn kubelet_start(data: &mut JoinData, bootstrap: &Path) -> Result<(), PhaseError
         Some(c) => c,
         None => {
             let e = KubeletStartError::Timeout;
-            data.reporter.out(&join_fail_text(&e.to_string()));
+            data.reporter.out(&crate::kubelet::failure_text(&e.to_string()));
             return Err(Box::new(e));
         }
     };

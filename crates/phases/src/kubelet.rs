@@ -1,7 +1,7 @@
 //! The `kubelet-start` phase: the kubelet's flags file and configuration file, written while the
 //! kubelet is stopped, then the kubelet (re)started through the init system.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use kubeadm_core::kubelet::{self, KubeletFlagsInputs};
 use kubeadm_effects::fs::Fs;
@@ -69,16 +69,8 @@ pub(crate) fn run_start(data: &mut InitData) -> Result<(), PhaseError> {
         .kubelet
         .as_ref()
         .ok_or(KubeletError::NoConfig)?;
-    let (text, messages) =
-        kubelet::patched_config_yaml(kc, data.patches.as_ref()).map_err(KubeletError::Patch)?;
-    for m in messages {
-        data.say(&m);
-    }
-    let config_path = data.kubelet_dir.join("config.yaml");
-    data.say(&format!(
-        "[kubelet-start] Writing kubelet configuration to file {:?}",
-        config_path.display().to_string()
-    ));
+    let (config_path, text) = config_file(kc, data.patches.as_ref(), &data.kubelet_dir, &|l| data.say(l))
+        .map_err(KubeletError::Patch)?;
     write(
         data,
         &config_path,
@@ -113,6 +105,48 @@ pub(crate) fn write_file(
             path: path.display().to_string(),
             source,
         })
+}
+
+/// The kubelet's `config.yaml` as kubeadm writes it (upstream's `WriteConfigToDisk` up to the
+/// write): the configuration with the `kubeletconfiguration` patches applied, their `[patches]`
+/// lines and then the `Writing kubelet configuration` line printed through `say`. Returns the file's
+/// path and content; writing it, and how that error reads, is the caller's.
+pub(crate) fn config_file(
+    kc: &kubeadm_api::componentconfig::kubelet::KubeletConfiguration,
+    patches: Option<&kubeadm_core::patches::PatchManager>,
+    kubelet_dir: &Path,
+    say: &dyn Fn(&str),
+) -> Result<(PathBuf, String), kubeadm_core::patches::PatchError> {
+    let (text, messages) = kubelet::patched_config_yaml(kc, patches)?;
+    for m in messages {
+        say(&m);
+    }
+    let path = kubelet_dir.join("config.yaml");
+    say(&format!(
+        "[kubelet-start] Writing kubelet configuration to file {:?}",
+        path.display().to_string()
+    ));
+    Ok((path, text))
+}
+
+/// The error and where to look at the kubelet: upstream's `kubeadmJoinFailMsg` (a join whose
+/// TLS bootstrap timed out), and the start of its `kubeletFailTempl` (init's wait for the control
+/// plane).
+pub(crate) fn failure_text(error: &str) -> String {
+    format!(
+        "
+Unfortunately, an error has occurred:
+\t{error}
+
+This error is likely caused by:
+\t- The kubelet is not running
+\t- The kubelet is unhealthy due to a misconfiguration of the node in some way (required cgroups disabled)
+
+If you are on a systemd-powered system, you can try to troubleshoot the error with the following commands:
+\t- 'systemctl status kubelet'
+\t- 'journalctl -xeu kubelet'
+"
+    )
 }
 
 /// Upstream's `TryStopKubelet`: best effort, with its messages (`say` prints a line).

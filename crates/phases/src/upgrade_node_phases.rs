@@ -13,7 +13,6 @@ use std::path::PathBuf;
 
 use kubeadm_api::internal::InitConfig;
 use kubeadm_core::cluster::node;
-use kubeadm_core::kubelet;
 use kubeadm_core::patches::{PatchError, PatchManager};
 use kubeadm_effects::cluster::{Cluster, ClusterError, Resource};
 use kubeadm_effects::cri::Runtime;
@@ -163,17 +162,10 @@ pub(crate) fn run_kubelet_config(data: &mut NodeData) -> Result<(), PhaseError> 
         }
         None => None,
     };
-    let (text, messages) = kubelet::patched_config_yaml(kc, patches).map_err(KubeletConfigError::Patch)?;
-    for m in messages {
-        data.say(&m);
-    }
     // Upstream writes into a temporary folder in a dry run and prints that folder's path here;
     // the dry-run overlay keeps the real path, which is also the one printed below.
-    let path = data.kubelet_dir.join("config.yaml");
-    data.say(&format!(
-        "[kubelet-start] Writing kubelet configuration to file {:?}",
-        path.display().to_string()
-    ));
+    let (path, text) = crate::kubelet::config_file(kc, patches, &data.kubelet_dir, &|l| data.say(l))
+        .map_err(KubeletConfigError::Patch)?;
     data.fs
         .create_dir_all(&data.kubelet_dir, 0o700)
         .map_err(|source| KubeletConfigError::Dir {

@@ -105,19 +105,9 @@ fn print_dry_run_files(data: &InitData) {
 
 /// Upstream's `kubeletFailTempl`, filled in.
 fn failure_text(error: &str, socket: &str) -> String {
+    let kubelet = crate::kubelet::failure_text(error);
     format!(
-        "
-Unfortunately, an error has occurred:
-\t{error}
-
-This error is likely caused by:
-\t- The kubelet is not running
-\t- The kubelet is unhealthy due to a misconfiguration of the node in some way (required cgroups disabled)
-
-If you are on a systemd-powered system, you can try to troubleshoot the error with the following commands:
-\t- 'systemctl status kubelet'
-\t- 'journalctl -xeu kubelet'
-
+        "{kubelet}
 Additionally, a control plane component may have crashed or exited when started by the container runtime.
 To troubleshoot, list all containers using your preferred container runtimes CLI.
 Here is one example how you may list all running Kubernetes containers by using crictl:

@@ -6,6 +6,14 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::Command;
 
+/// Whether this process runs as root (the `--rootfs` chroot needs it).
+pub fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status").is_ok_and(|s| {
+        s.lines()
+            .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"))
+    })
+}
+
 /// Every file and directory under `root/<dir>` for each of `dirs` (e.g. `etc/kubernetes`), keyed by
 /// its path relative to `root`: mode and content (empty for directories).
 pub fn tree(root: &Path, dirs: &[&str]) -> BTreeMap<String, (u32, Vec<u8>)> {

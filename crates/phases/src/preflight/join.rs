@@ -8,8 +8,8 @@ use kubeadm_effects::cri::Runtime;
 use kubeadm_effects::host_probe::HostProbe;
 
 use super::{
-    BRIDGE_NF6, Check, IPV6_DEFAULT_FORWARDING, IgnoreSet, PreflightRun, Stream, common_checks, file_content,
-    root_checks, run_checks,
+    BRIDGE_NF6, Check, IPV6_DEFAULT_FORWARDING, IgnoreSet, PreflightRun, common_checks, file_content,
+    root_then_node_checks,
 };
 
 /// `KubernetesDir`.
@@ -67,15 +67,7 @@ pub fn run_join_preflight(
     host: &dyn HostProbe,
     runtime: &dyn Runtime,
 ) -> PreflightRun {
-    let mut run = PreflightRun::default();
-    run.output
-        .push((Stream::Stdout, "[preflight] Running pre-flight checks\n".into()));
-    run.append(run_checks(&root_checks(), host, runtime, ignore));
-    if run.error.is_some() {
-        return run;
-    }
-    run.append(run_checks(&join_node_checks(cfg), host, runtime, ignore));
-    run
+    root_then_node_checks(&join_node_checks(cfg), ignore, host, runtime)
 }
 
 #[cfg(test)]

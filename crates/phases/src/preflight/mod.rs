@@ -385,6 +385,24 @@ pub fn collect_findings<'a>(
     }
 }
 
+/// Upstream's opening of the init and join preflight: its first line, the root check alone
+/// (stopping at its error), then the node's `checks`.
+pub(crate) fn root_then_node_checks(
+    checks: &[Check],
+    ignore: &IgnoreSet,
+    host: &dyn HostProbe,
+    runtime: &dyn Runtime,
+) -> PreflightRun {
+    let mut run = PreflightRun::default();
+    run.output
+        .push((Stream::Stdout, "[preflight] Running pre-flight checks\n".into()));
+    run.append(run_checks(&root_checks(), host, runtime, ignore));
+    if run.error.is_none() {
+        run.append(run_checks(checks, host, runtime, ignore));
+    }
+    run
+}
+
 /// Upstream's `RunRootCheckOnly`: the check that runs alone, first, and stops the run when it fails.
 pub fn root_checks() -> Vec<Check> {
     vec![Check::IsPrivilegedUser]
@@ -552,14 +570,7 @@ pub fn run_init_preflight(
     runtime: &dyn Runtime,
     dry_run: bool,
 ) -> PreflightRun {
-    let mut run = PreflightRun::default();
-    run.output
-        .push((Stream::Stdout, "[preflight] Running pre-flight checks\n".into()));
-    run.append(run_checks(&root_checks(), host, runtime, ignore));
-    if run.error.is_some() {
-        return run;
-    }
-    run.append(run_checks(&init_node_checks(cfg), host, runtime, ignore));
+    let mut run = root_then_node_checks(&init_node_checks(cfg), ignore, host, runtime);
     if run.error.is_some() {
         return run;
     }
