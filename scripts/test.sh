@@ -11,12 +11,15 @@ if [ "$(id -u)" = 0 ]; then testbed/upstream/build.sh all; fi
 (cd testbed/goyaml && GOSUMDB=off GOFLAGS=-mod=mod go build -o goyaml .)
 export KUBEADM_GOYAML="$PWD/testbed/goyaml/goyaml"
 export KUBEADM_UPSTREAM="${KUBEADM_UPSTREAM:-${KUBEADM_RS_CACHE:-$HOME/.cache/kubeadm-rs}/upstream/kubeadm}"
-# As root, the CRI client is also tested against a real containerd it starts in a temp dir.
-if [ "$(id -u)" = 0 ] && command -v containerd >/dev/null; then export KUBEADM_RS_CONTAINERD=1; fi
 cargo fmt --all -- --check
 python3 .ci/depgraph.py
+python3 .ci/modcycles.py
 cargo clippy --workspace --all-targets -- -D warnings
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
 cargo test --workspace
+# The tests ignored by default because they need something a plain `cargo test` does not have: the
+# Go YAML oracle (built above) and, as root, a real containerd the CRI tests start in a temp dir.
+cargo test -p kubeadm-yaml --test oracle_proptest -- --ignored
+if [ "$(id -u)" = 0 ]; then cargo test -p kubeadm-host --test cri_containerd -- --ignored; fi
 # The real-node testbed (root only): upstream kubeadm init, join and reset on nodes in namespaces.
 if [ "$(id -u)" = 0 ]; then bash testbed/test.sh; else echo "testbed skipped: it needs root"; fi

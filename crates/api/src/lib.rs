@@ -17,6 +17,8 @@
 //! - [`print::print_init_defaults`] / [`print::print_join_defaults`]: `kubeadm config print`.
 //! - [`migrate::migrate`]: `kubeadm config migrate`.
 //! - [`validation`]: upstream's checks, errors rendered as apimachinery's `field.ErrorList`.
+//! - [`gofmt`]: Go's text formatting that kubeadm's output depends on (`%q`, `%v` of a slice, OS
+//!   errors, `text/tabwriter`, short human durations), the one home for it in the workspace.
 
 pub mod componentconfig;
 pub mod defaults;

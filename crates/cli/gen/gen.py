@@ -11,7 +11,7 @@ Regenerate (from the repository root; the dumper builds against the testbed's Go
     cargo fmt -p kubeadm -p kubeadm-phases
 
 Writes crates/cli/src/command_tree.rs, crates/cli/src/completion_text.rs and
-crates/phases/src/{init,join,reset,upgrade_node}.rs. Only texts, names, types and defaults are
+crates/phases/src/{init,join,reset,upgrade/node}/tree.rs. Only texts, names, types and defaults are
 taken from upstream; all behaviour (parsing, help layout, completion generation) is our own code.
 """
 import json
@@ -165,7 +165,7 @@ def gen_phases(d):
         ctx = CONTEXTS[mod]
         out = [
             "//! The `%s` workflow: its phases, their help and flags, in execution order.\n" % w["Command"],
-            "//!\n//! Run functions are placeholders until the phases are implemented.\n",
+            "//!\n//! Run functions are placeholders here: the workflow's `mod.rs` binds the phases' own.\n",
             HEADER,
             "\nuse kubeadm_workflow::{ArgsRule, FlagSpec, Phase, Workflow};\n\n",
             "use crate::{%s, pending, pending_condition};\n\n" % ctx,
@@ -181,7 +181,7 @@ def gen_phases(d):
             text = text.replace(", pending, pending_condition};", ", pending};")
         if "ArgsRule::" not in text:
             text = text.replace("use kubeadm_workflow::{ArgsRule, FlagSpec,", "use kubeadm_workflow::{FlagSpec,")
-        write("crates/phases/src/%s.rs" % mod, text)
+        write("crates/phases/src/%s/tree.rs" % mod.replace("_", "/"), text)
 
 
 def main():

@@ -1,44 +1,25 @@
 //! The `kubeadm` binary: resolves the command line against the command tree, runs the handler,
 //! prints its output and decides the exit code (here only: 1 generic, 2 preflight, 3 validation).
 //!
-//! Layers, as in ripgrep: `command`/`command_tree` (the tree as data) → `flags` (pflag syntax)
-//! → `execute` (cobra's resolution: help, argument rules) → `dispatch` (handlers). Output is
-//! written with errors ignored on a closed pipe (`kubeadm completion bash | head` must not panic).
+//! Layers, as in ripgrep: [`cobra`] (generic: the command tree as data, pflag syntax, cobra's
+//! resolution, help and completion; no kubeadm logic) → [`commands`] (one small file per command:
+//! flags → the workflow's data → run → report) → the workflows in `kubeadm-phases`. [`setup`]
+//! builds the real effects (the only place besides `main` that reads the host directly) and
+//! [`error`] decides exit codes. Output is written with errors ignored on a closed pipe
+//! (`kubeadm completion bash | head` must not panic).
 
-mod addon_cmd;
-mod certs_cmd;
-mod command;
-mod command_tree;
-mod complete;
-mod completion;
-mod completion_text;
-mod component_config_states;
-mod config_cmd;
-mod dispatch;
-mod execute;
-mod flags;
-mod go_values;
-mod help;
-mod host_facts;
-mod init_cmd;
-mod init_options;
-mod join_cmd;
-mod kubeconfig_cmd;
-mod mixed_args;
-mod reset_cmd;
-mod secrets;
-mod token_cmd;
-mod upgrade_diff;
-mod upgrade_health;
-mod upgrade_node_cmd;
-mod upgrade_plan;
-mod version;
+mod cobra;
+mod commands;
+mod error;
+mod setup;
 
 use std::io::Write;
 use std::process::ExitCode;
 
-use command::Tree;
-use execute::Resolution;
+use cobra::command::Tree;
+use cobra::command_tree;
+use cobra::completion;
+use cobra::execute::{self, Resolution};
 
 /// Upstream's hint after every error (it prints a stack trace instead from `-v 5` up).
 const STACK_HINT: &str = "To see the stack trace of this error execute with --v=5 or higher";
@@ -68,8 +49,9 @@ fn report_error(message: &str, verbosity: i64) {
 }
 
 fn main() -> ExitCode {
+    #[allow(clippy::disallowed_methods)] // main alone reads the command line
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let tree = Tree::build();
+    let tree = Tree::build(&command_tree::ROOT, command_tree::GLOBAL_FLAGS);
     match execute::resolve(&tree, &args) {
         Resolution::Stdout(text) => {
             write_stdout(&text);
@@ -96,12 +78,12 @@ fn main() -> ExitCode {
             let result = if inv.command.path == "kubeadm completion" {
                 completion::run(&tree, &inv.args, &mut out)
             } else {
-                dispatch::dispatch(&tree, &inv, &mut out)
+                commands::dispatch(&tree, &inv, &mut out)
             };
             write_stdout(&out);
             match result {
                 Ok(()) => ExitCode::SUCCESS,
-                Err(e @ dispatch::CommandError::NotImplemented(_)) => {
+                Err(e @ error::CommandError::NotImplemented(_)) => {
                     write_stderr(&format!("{e}\n"));
                     ExitCode::from(e.exit_code())
                 }

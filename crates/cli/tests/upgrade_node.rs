@@ -6,6 +6,8 @@
 //!
 //! Both must print the same, exit the same, write the same `/var/lib/kubelet/config.yaml` (nothing
 //! in a dry run) and leave the Node's annotation the same.
+// clippy.toml keeps the binary's handlers off the host; tests run binaries on real files.
+#![allow(clippy::disallowed_methods)]
 
 use std::path::{Path, PathBuf};
 
@@ -125,7 +127,7 @@ struct Outcome {
 }
 
 /// Upstream's dry run writes into `/etc/kubernetes/tmp/kubeadm-upgrade-dryrun<random>` and names
-/// that file; ours keeps the real path (see `upgrade_node_phases`). Its folder is left out of the
+/// that file; ours keeps the real path (see `kubeadm_phases::upgrade::node`). Its folder is left out of the
 /// compared files.
 fn normalise(stdout: &str) -> String {
     stdout

@@ -1,6 +1,8 @@
 //! JWS signatures, AES-GCM sealing and Node patches against vectors computed by upstream's own Go
 //! code (`tests/gen/vectors/main.go`: cluster-bootstrap's jws, kubeadm's util/crypto, and the
 //! mark-control-plane / patchnode phases run against a fake clientset).
+// The no-I/O rule (clippy.toml) is the library's: tests read fixtures and run upstream.
+#![allow(clippy::disallowed_methods)]
 
 use kubeadm_api::v1beta3::Taint;
 use kubeadm_core::cluster::{cluster_info, node, upload_certs};

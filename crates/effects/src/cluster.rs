@@ -10,7 +10,6 @@
 
 mod dry_run;
 mod error;
-mod fake;
 mod policy;
 #[cfg(test)]
 mod tests;
@@ -22,7 +21,6 @@ use serde_json::Value;
 
 pub use dry_run::{DryRunAction, DryRunCluster, MarshalFn};
 pub use error::ClusterError;
-pub use fake::{FakeCluster, ObjectKey};
 pub use policy::{Attempt, Backoff, Poll};
 
 /// A kind of object, by where it lives in the REST API.
@@ -299,8 +297,8 @@ impl<C: Cluster + ?Sized> Cluster for std::sync::Arc<C> {
 }
 
 /// Access to the API server. Implementations: the kube-rs client (kubeadm-host), [`DryRunCluster`]
-/// and [`FakeCluster`]. The provided methods are upstream's policies, built only on the required
-/// calls; implementations override none of them but `pause` and `wait_for_api` (the `Arc`
+/// and kubeadm-testkit's `FakeCluster`. The provided methods are upstream's policies, built only on
+/// the required calls; implementations override none of them but `pause` and `wait_for_api` (the `Arc`
 /// forwarding above relies on that).
 pub trait Cluster: Send + Sync {
     /// GET one object.

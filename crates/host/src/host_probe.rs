@@ -25,15 +25,7 @@ pub struct RealHostProbe;
 
 /// An I/O error as Go words it after the operation and path: `stat /x: permission denied`.
 fn go_error(op: &str, path: &str, e: &io::Error) -> String {
-    let text = e.to_string();
-    // Rust appends " (os error N)" and capitalises; Go's syscall texts are lower case.
-    let bare = text.split(" (os error").next().unwrap_or(&text);
-    let mut chars = bare.chars();
-    let lowered = match chars.next() {
-        Some(c) => c.to_lowercase().chain(chars).collect::<String>(),
-        None => String::new(),
-    };
-    format!("{op} {path}: {lowered}")
+    format!("{op} {path}: {}", kubeadm_api::gofmt::io_error(e))
 }
 
 fn is_executable_file(p: &Path) -> bool {

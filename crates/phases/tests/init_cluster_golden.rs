@@ -70,7 +70,7 @@ fn cluster_phases_print_as_upstream_dry_run() {
         }),
     );
     let mut data = context(cfg, Box::new(fs), out.clone(), cluster, now, true);
-    let wf = kubeadm_phases::init_workflow();
+    let wf = kubeadm_phases::init::workflow();
     for phase in [
         "upload-config",
         "upload-certs",
@@ -150,7 +150,7 @@ fn wait_control_plane_times_out_with_a_diagnosis() {
     );
     let fs = Box::new(DryRunFs::new(kubeadm_host::fs::RealFs));
     let mut data = context(cfg, fs, out.clone(), cluster, 0, false);
-    let err = kubeadm_phases::init_workflow()
+    let err = kubeadm_phases::init::workflow()
         .run(&mut data, &["wait-control-plane".to_string()], &[])
         .expect_err("never healthy");
     assert_eq!(

@@ -6,7 +6,9 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use kubeadm_effects::cluster::{Cluster, FakeCluster, ObjectKey, Resource};
+use kubeadm_testkit::fakes::{FakeCluster, ObjectKey};
+
+use kubeadm_effects::cluster::{Cluster, Resource};
 use kubeadm_effects::fs::{DryRunFs, Fs};
 use kubeadm_phases::{ClusterAccess, InitData};
 use serde_json::{Value, json};
@@ -59,7 +61,7 @@ fn fresh() -> Arc<FakeCluster> {
 }
 
 fn run(data: &mut InitData, phase: &str) -> Result<(), String> {
-    kubeadm_phases::init_workflow()
+    kubeadm_phases::init::workflow()
         .run(data, &[phase.to_string()], &[])
         .map_err(|e| format!("{e:#}"))
 }

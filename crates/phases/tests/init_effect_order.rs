@@ -8,9 +8,9 @@
 
 use std::sync::{Arc, Mutex};
 
-use kubeadm_effects::cluster::{
-    Cluster, ClusterError, FakeCluster, ListOptions, PatchType, Propagation, Resource,
-};
+use kubeadm_testkit::fakes::FakeCluster;
+
+use kubeadm_effects::cluster::{Cluster, ClusterError, ListOptions, PatchType, Propagation, Resource};
 use kubeadm_effects::fs::{DryRunFs, Fs};
 use kubeadm_effects::init_system::{InitSystem, InitSystemKind, ServiceError};
 use kubeadm_phases::ClusterAccess;
@@ -197,7 +197,7 @@ fn init_effects_follow_upstream_phase_order() {
         false,
     );
     data.init_system = Box::new(LoggedInit(log.clone()));
-    kubeadm_phases::init_workflow()
+    kubeadm_phases::init::workflow()
         .run(&mut data, &[], &["preflight".to_string()])
         .unwrap_or_else(|e| panic!("init: {e:#}"));
 

@@ -4,8 +4,9 @@
 
 mod preflight_fakes;
 
+use kubeadm_testkit::fakes::FakeHost;
+
 use kubeadm_api::internal::InitConfig;
-use kubeadm_effects::host_probe::FakeHost;
 use kubeadm_phases::preflight::{
     Check, IgnoreSet, Stream, common_checks, init_node_checks, run_checks, run_init_preflight,
 };

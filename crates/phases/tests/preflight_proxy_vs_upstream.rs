@@ -12,7 +12,9 @@
 
 mod preflight_fakes;
 
-use kubeadm_effects::host_probe::{FakeHost, ProxyEnv};
+use kubeadm_testkit::fakes::FakeHost;
+
+use kubeadm_effects::host_probe::ProxyEnv;
 use kubeadm_phases::preflight::{Check, IgnoreSet, Stream, init_node_checks, run_checks};
 use kubeadm_testkit::oracle::{diff, run, upstream_kubeadm};
 use preflight_fakes::{FakeRuntime, load};

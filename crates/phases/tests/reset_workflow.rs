@@ -13,20 +13,21 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use kubeadm_testkit::fakes::{FakeCluster, FakeEtcd, FakeHost};
+
 use kubeadm_api::dynamic::{DynamicInputs, HostFacts};
 use kubeadm_api::internal::{InitConfig, load_init_config};
 use kubeadm_api::v1beta3::BootstrapTokenString;
-use kubeadm_effects::cluster::{Cluster, FakeCluster, Resource};
+use kubeadm_effects::cluster::{Cluster, Resource};
 use kubeadm_effects::cri::{
     CriError, Image, PodSandbox, Runtime, RuntimeStatus, RuntimeVersion, SandboxState,
 };
-use kubeadm_effects::etcd::{Etcd, FakeEtcd, Member};
+use kubeadm_effects::etcd::{Etcd, Member};
 use kubeadm_effects::fs::Fs;
-use kubeadm_effects::host_probe::FakeHost;
 use kubeadm_effects::init_system::{InitSystem, InitSystemKind, ServiceError};
 use kubeadm_effects::report::{Reporter, Severity};
 use kubeadm_phases::ResetData;
-use kubeadm_phases::reset_phases::{CLEANUP_INSTRUCTIONS, clean_stateful_dirs};
+use kubeadm_phases::reset::finish::{CLEANUP_INSTRUCTIONS, clean_stateful_dirs};
 use serde_json::json;
 
 type Log = Arc<Mutex<Vec<String>>>;
@@ -334,7 +335,7 @@ fn node(
 /// The whole `kubeadm reset` after the data is built: the workflow, then the stateful directories
 /// and the instructions.
 fn reset(n: &mut Node) -> String {
-    kubeadm_phases::reset_workflow()
+    kubeadm_phases::reset::workflow()
         .run(&mut n.data, &[], &[])
         .expect("reset");
     clean_stateful_dirs(&n.data);
@@ -568,7 +569,7 @@ fn the_prompt_needs_y_or_yes() {
         let mut n = node(CONTROL_PLANE_FILES, None, false, None, vec![]);
         n.data.force = false;
         n.data.input = Box::new(io::Cursor::new(answer.as_bytes().to_vec()));
-        let result = kubeadm_phases::reset_workflow().run(&mut n.data, &["preflight".into()], &[]);
+        let result = kubeadm_phases::reset::workflow().run(&mut n.data, &["preflight".into()], &[]);
         let out = n.captured.out.lock().expect("out").clone();
         // Upstream returns right after the answer: no root check line.
         assert_eq!(
@@ -595,7 +596,7 @@ fn the_root_check_fails_unless_ignored() {
         uid: 1000,
         ..FakeHost::default()
     });
-    let err = kubeadm_phases::reset_workflow()
+    let err = kubeadm_phases::reset::workflow()
         .run(&mut n.data, &[], &[])
         .expect_err("not root");
     assert_eq!(
@@ -613,7 +614,7 @@ fn the_root_check_fails_unless_ignored() {
         ..FakeHost::default()
     });
     n.data.ignore_preflight_errors = ["isprivilegeduser".to_string()].into();
-    kubeadm_phases::reset_workflow()
+    kubeadm_phases::reset::workflow()
         .run(&mut n.data, &["preflight".into()], &[])
         .expect("ignored");
     assert!(
@@ -683,7 +684,7 @@ fn fetched_configuration_takes_the_node_from_the_cluster() {
         fetch_version: &kubeadm_api::version::offline,
     };
     let mut warnings = Vec::new();
-    let cfg = kubeadm_phases::reset_cluster::fetch_init_config(
+    let cfg = kubeadm_phases::reset::cluster::fetch_init_config(
         &cluster,
         &fs,
         Path::new("/etc/kubernetes/kubelet.conf"),
@@ -716,7 +717,7 @@ fn fetched_configuration_takes_the_node_from_the_cluster() {
     assert!(fs.paths().len() == 1 && log.lock().expect("log").is_empty());
 
     // Without the ConfigMap, the error upstream wraps.
-    let err = kubeadm_phases::reset_cluster::fetch_init_config(
+    let err = kubeadm_phases::reset::cluster::fetch_init_config(
         &FakeCluster::new(),
         &fs,
         Path::new("/etc/kubernetes/kubelet.conf"),
@@ -730,7 +731,7 @@ fn fetched_configuration_takes_the_node_from_the_cluster() {
     cluster
         .delete(&Resource::config_maps(), "kube-system", "kubelet-config", None)
         .expect("delete");
-    let err = kubeadm_phases::reset_cluster::fetch_init_config(
+    let err = kubeadm_phases::reset::cluster::fetch_init_config(
         &cluster,
         &fs,
         Path::new("/etc/kubernetes/kubelet.conf"),

@@ -4,6 +4,7 @@
 //! A dev-dependency only; never linked into the kubeadm binary.
 
 pub mod apiserver;
+pub mod fakes;
 pub mod oracle;
 pub mod pki;
 pub mod rootfs;

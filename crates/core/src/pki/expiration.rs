@@ -4,7 +4,7 @@
 
 use super::der::civil_from_unix;
 use super::spec::{CertId, EtcdMode, cert_list, cert_spec};
-use crate::text::{short_human_duration, tabwrite};
+use kubeadm_api::gofmt::{short_human_duration, tabwrite};
 
 /// One line the command reports on.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -4,6 +4,7 @@
 //! address of token discovery, and the IPv6 sysctls when that address is IPv6.
 
 use kubeadm_api::v1beta3::JoinConfiguration;
+use kubeadm_core::layout::KUBERNETES_DIR;
 use kubeadm_effects::cri::Runtime;
 use kubeadm_effects::host_probe::HostProbe;
 
@@ -11,9 +12,6 @@ use super::{
     BRIDGE_NF6, Check, IPV6_DEFAULT_FORWARDING, IgnoreSet, PreflightRun, common_checks, file_content,
     root_then_node_checks,
 };
-
-/// `KubernetesDir`.
-const KUBERNETES_DIR: &str = "/etc/kubernetes";
 
 /// The checks of `RunJoinNodeChecks` after the root check, in upstream's order.
 pub fn join_node_checks(cfg: &JoinConfiguration) -> Vec<Check> {
@@ -82,7 +80,7 @@ mod tests {
 
     fn with_endpoint(endpoint: &str) -> JoinConfiguration {
         JoinConfiguration {
-            ca_cert_path: "/etc/kubernetes/pki/ca.crt".into(),
+            ca_cert_path: kubeadm_api::defaults::DEFAULT_CA_CERT_PATH.into(),
             discovery: Discovery {
                 bootstrap_token: Some(BootstrapTokenDiscovery {
                     api_server_endpoint: endpoint.into(),

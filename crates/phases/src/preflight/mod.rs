@@ -48,7 +48,7 @@ pub const ETCD_LISTEN_CLIENT_PORT: u16 = 2379;
 /// `EtcdListenPeerPort`.
 pub const ETCD_LISTEN_PEER_PORT: u16 = 2380;
 /// The static pod manifests directory (`KubernetesDir` + `ManifestsSubDirName`).
-pub const MANIFESTS_DIR: &str = "/etc/kubernetes/manifests";
+pub const MANIFESTS_DIR: &str = kubeadm_core::layout::MANIFESTS_DIR;
 
 const BRIDGE_NF: &str = "/proc/sys/net/bridge/bridge-nf-call-iptables";
 const BRIDGE_NF6: &str = "/proc/sys/net/bridge/bridge-nf-call-ip6tables";

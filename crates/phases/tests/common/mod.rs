@@ -114,7 +114,7 @@ pub fn context(
         init_system: Box::new(kubeadm_effects::init_system::DryRunInitSystem::new(
             kubeadm_host::init_system::HostInitSystem::detect(),
         )),
-        host_probe: Box::new(kubeadm_effects::host_probe::FakeHost::default()),
+        host_probe: Box::new(kubeadm_testkit::fakes::FakeHost::default()),
         runtime: Box::new(
             kubeadm_host::cri::CriClient::new("unix:///nonexistent/cri.sock").expect("endpoint"),
         ),

@@ -4,11 +4,12 @@
 
 use std::cell::RefCell;
 
+use kubeadm_testkit::fakes::FakeHost;
+
 use kubeadm_api::dynamic::{DynamicInputs, HostFacts};
 use kubeadm_api::internal::{InitConfig, load_init_config};
 use kubeadm_api::v1beta3::BootstrapTokenString;
 use kubeadm_effects::cri::{CriCall, CriError, Image, PodSandbox, Runtime, RuntimeStatus, RuntimeVersion};
-use kubeadm_effects::host_probe::FakeHost;
 use kubeadm_phases::preflight::{Check, IgnoreSet, run_checks};
 
 /// A runtime that is up or down, holds some images and records pulls.

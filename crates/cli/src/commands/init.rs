@@ -1,0 +1,143 @@
+//! `kubeadm init` and `kubeadm init phase …`: builds the init context from the options and runs the
+//! workflow (whole, or filtered to one phase) with the real or the dry-run effects.
+
+use std::path::PathBuf;
+
+use kubeadm_core::layout::Layout;
+use kubeadm_effects::cluster::{Cluster, DryRunCluster, Resource};
+use kubeadm_phases::InitData;
+
+use crate::cobra::execute::Invocation;
+use crate::commands::init_options::{self, InitOptions};
+use crate::commands::patches::read_patches;
+use crate::error::CommandError;
+use crate::setup::{self, manifest_host_facts, reporter, unix_now};
+
+/// Runs the init workflow: all of it (`filter` empty) or the phase `filter` names.
+pub(crate) fn run(inv: &Invocation<'_>, filter: &[String]) -> Result<(), CommandError> {
+    let opts = init_options::load(inv)?;
+    let mut skip = inv.flags.strings("skip-phases");
+    if filter.is_empty() && skip.is_empty() {
+        skip = opts.cfg.init.skip_phases.clone();
+    }
+    let workflow = kubeadm_phases::init::workflow();
+    let mut data = context(inv, opts)?;
+    // The phases that will run, so the `certs` phase can generate every key they need at once.
+    data.planned = workflow
+        .plan(filter, &skip)
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|(selector, selected)| selected.then_some(selector))
+        .collect();
+    kubeadm_phases::detect_external_ca(&mut data).map_err(|e| CommandError::Failed(e.to_string()))?;
+    // Upstream's `newInitData`: the CA keys to upload are not there.
+    if data.upload_certs && data.external_ca {
+        return Err(CommandError::Failed(
+            "can't use upload-certs with an external CA or an external front-proxy CA".into(),
+        ));
+    }
+    // Printed once the run's data is ready, as upstream's `init` does.
+    if filter.is_empty() {
+        data.say(&format!(
+            "[init] Using Kubernetes version: {}",
+            data.cfg.cluster.kubernetes_version
+        ));
+    }
+    // A failed preflight check exits 2 (see `CommandError::from`).
+    workflow.run(&mut data, filter, &skip)?;
+    if filter.is_empty() {
+        // Upstream's `showJoinCommand`, after every phase ran.
+        kubeadm_phases::init::finish::show(&data)
+            .map_err(|e| CommandError::Failed(format!("failed to print join command: {e}")))?;
+    }
+    Ok(())
+}
+
+/// Upstream's `InitDryRunGetter` Node: the control-plane node as a kubelet would have registered
+/// it, so the node patches have something to read.
+fn dry_run_node(name: &str) -> serde_json::Value {
+    serde_json::json!({
+        "metadata": {"creationTimestamp": null, "labels": {"kubernetes.io/hostname": name}, "name": name},
+        "spec": {},
+        "status": {"daemonEndpoints": {"kubeletEndpoint": {"Port": 0}}, "nodeInfo": {}},
+    })
+}
+
+/// How the phases reach the API server: the real client from `--kubeconfig`, or with `--dry-run` a
+/// client that prints every write and answers reads from a fake control-plane Node.
+fn cluster_access(inv: &Invocation<'_>, opts: &InitOptions) -> kubeadm_phases::ClusterAccess {
+    if opts.dry_run {
+        // Upstream reads the admin.conf it just wrote to its dry-run folder; ours is in the overlay.
+        let path = PathBuf::from(&opts.kubeconfig_dir).join("admin.conf");
+        let rep: std::sync::Arc<dyn kubeadm_effects::report::Reporter> = std::sync::Arc::new(reporter(inv));
+        let node = dry_run_node(&opts.cfg.init.node_registration.name);
+        kubeadm_phases::ClusterAccess::new(
+            path,
+            Box::new(move |_| {
+                let dry = DryRunCluster::new(rep.clone(), kubeadm_yaml::to_string)
+                    .with_object(&Resource::nodes(), node.clone());
+                Ok(Box::new(dry) as Box<dyn Cluster>)
+            }),
+        )
+    } else {
+        kubeadm_phases::ClusterAccess::new(
+            PathBuf::from(&opts.kubeconfig_path),
+            Box::new(|p| {
+                kubeadm_host::cluster::KubeCluster::from_kubeconfig(p)
+                    .map(|c| Box::new(c) as Box<dyn Cluster>)
+                    .map_err(|e| e.to_string())
+            }),
+        )
+    }
+}
+
+fn context(inv: &Invocation<'_>, opts: InitOptions) -> Result<InitData, CommandError> {
+    let cluster = cluster_access(inv, &opts);
+    let layout = Layout::default();
+    let fs = setup::fs(opts.dry_run);
+    let patches = if opts.patches_dir.is_empty() {
+        None
+    } else {
+        Some(read_patches(&*fs, &opts.patches_dir)?)
+    };
+    let rep = reporter(inv);
+    if let Some(pm) = &patches {
+        for m in pm.messages() {
+            kubeadm_effects::report::Reporter::out(&rep, &format!("{m}\n"));
+        }
+    }
+    let cert_dir = PathBuf::from(&opts.cfg.cluster.certificates_dir);
+    // The CA certificate without its key: the user manages the CA.
+    let manifest_facts =
+        manifest_host_facts(fs.exists(&cert_dir.join("ca.crt")) && !fs.exists(&cert_dir.join("ca.key")));
+    Ok(InitData {
+        dry_run: opts.dry_run,
+        ignore_preflight_errors: opts.ignore_preflight_errors,
+        upload_certs: opts.upload_certs,
+        skip_token_print: opts.skip_token_print,
+        skip_certificate_key_print: opts.skip_certificate_key_print,
+        manifest_dir: layout.manifests_dir(),
+        kubelet_dir: layout.kubelet_dir(),
+        hostname: setup::hostname(),
+        init_system: setup::init_system(opts.dry_run),
+        host_probe: setup::host_probe(),
+        runtime: Box::new(
+            setup::runtime(&opts.cfg.init.node_registration.cri_socket)
+                .map_err(|e| CommandError::Failed(e.to_string()))?,
+        ),
+        kubeconfig_dir: PathBuf::from(&opts.kubeconfig_dir),
+        patches,
+        manifest_facts,
+        fs,
+        reporter: Box::new(rep),
+        keygen: setup::keygen(),
+        keys: kubeadm_phases::KeyPool::default(),
+        now: unix_now(),
+        random: rand::random::<u64>,
+        planned: Default::default(),
+        external_ca: false,
+        period_checked: Default::default(),
+        cluster,
+        cfg: opts.cfg,
+    })
+}

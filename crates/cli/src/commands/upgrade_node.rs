@@ -1,0 +1,132 @@
+//! `kubeadm upgrade node` and `kubeadm upgrade node phase …`: builds the context as upstream's
+//! `newNodeData` does (a client from `--kubeconfig`, a dry-run decorator that also prints what it
+//! reads under `--dry-run`, the cluster's configuration with `k8s.gcr.io` read as `registry.k8s.io`
+//! and not written back) and runs the workflow.
+//!
+//! Only worker nodes are upgraded: on a node with a kube-apiserver manifest the command says that a
+//! control-plane `upgrade node` is not implemented yet, before it touches anything.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use kubeadm_api::validation::validate_ignore_preflight_errors;
+use kubeadm_core::layout::{APISERVER_MANIFEST, KUBELET_CONF, Layout};
+use kubeadm_effects::cluster::{Cluster, DryRunCluster};
+use kubeadm_effects::cri::DEFAULT_CRI_SOCKET;
+use kubeadm_effects::report::Reporter;
+use kubeadm_host::cluster::KubeCluster;
+use kubeadm_phases::NodeData;
+
+use crate::cobra::execute::Invocation;
+use crate::error::CommandError;
+use crate::setup::reporter;
+
+/// The image repository releases before 1.25 defaulted to, and its successor.
+const LEGACY_REPOSITORY: &str = "k8s.gcr.io";
+const REPOSITORY: &str = "registry.k8s.io";
+
+/// Runs the workflow: all of it (`filter` empty) or the phase `filter` names.
+pub(crate) fn run(inv: &Invocation<'_>, filter: &[String]) -> Result<(), CommandError> {
+    let workflow = kubeadm_phases::upgrade::node::workflow();
+    let skip = inv.flags.strings("skip-phases");
+    // Upstream checks the phase names before it builds the context (which reads the cluster).
+    workflow.plan(filter, &skip)?;
+    let mut data = context(inv)?;
+    workflow.run(&mut data, filter, &skip)?;
+    Ok(())
+}
+
+/// Upstream's `newNodeData`.
+fn context(inv: &Invocation<'_>) -> Result<NodeData, CommandError> {
+    let f = &inv.flags;
+    let dry_run = f.bool("dry-run");
+    let rep = reporter(inv);
+    // Phase commands have only the flags they inherit; the others keep upstream's defaults.
+    // Upstream's flag shows admin.conf as its default but holds kubelet.conf until it is set.
+    let kubeconfig = if f.changed("kubeconfig") {
+        f.string("kubeconfig")
+    } else {
+        KUBELET_CONF.to_string()
+    };
+    if crate::setup::stat_ok(Path::new(APISERVER_MANIFEST)) {
+        return Err(CommandError::NotImplemented(
+            "kubeadm upgrade node (on a control-plane node)".into(),
+        ));
+    }
+    let cluster = client(inv, Path::new(&kubeconfig), dry_run).map_err(|e| {
+        CommandError::Failed(format!(
+            "couldn't create a Kubernetes client from file {kubeconfig:?}: {e}"
+        ))
+    })?;
+
+    let host = crate::setup::host_facts::gather();
+    let mut cfg = kubeadm_phases::fetch_new_node_config(&*cluster, &host, &rep, "upgrade")
+        .map_err(|e| CommandError::Failed(e.to_string()))?;
+    // 1.25 reads the legacy registry as the new one; only `upgrade apply` writes that back.
+    if cfg.cluster.image_repository == LEGACY_REPOSITORY {
+        cfg.cluster.image_repository = REPOSITORY.to_string();
+    }
+
+    let ignore = validate_ignore_preflight_errors(
+        &f.strings("ignore-preflight-errors"),
+        &cfg.init.node_registration.ignore_preflight_errors,
+    )
+    .map_err(|e| CommandError::Validation(e.to_string()))?;
+    cfg.init.node_registration.ignore_preflight_errors = ignore.iter().cloned().collect();
+
+    let fs = crate::setup::fs(dry_run);
+    let patches_dir = f.string("patches");
+    // Read now, used (and any error reported) by the phase that applies them, as upstream reads
+    // them there.
+    let patches = if patches_dir.is_empty() {
+        None
+    } else {
+        Some((
+            patches_dir.clone(),
+            crate::commands::patches::read_patch_dir(&*fs, &patches_dir),
+        ))
+    };
+    let runtime =
+        crate::setup::runtime(DEFAULT_CRI_SOCKET).map_err(|e| CommandError::Failed(e.to_string()))?;
+    Ok(NodeData {
+        cfg,
+        dry_run,
+        is_control_plane: false,
+        cluster,
+        kubeconfig_path: PathBuf::from(kubeconfig),
+        patches,
+        ignore_preflight_errors: ignore,
+        kubelet_dir: Layout::default().kubelet_dir(),
+        fs,
+        host_probe: crate::setup::host_probe(),
+        runtime: Box::new(runtime),
+        reporter: Box::new(rep),
+    })
+}
+
+/// Upstream's `getClient`: the kubeconfig's client, or in a dry run a decorator over it that
+/// records writes and prints every read with what it returned.
+fn client(inv: &Invocation<'_>, path: &Path, dry_run: bool) -> Result<Box<dyn Cluster>, String> {
+    let what = if dry_run {
+        "failed to load kubeconfig"
+    } else {
+        "failed to load admin kubeconfig"
+    };
+    crate::setup::open_check(path).map_err(|e| {
+        format!(
+            "{what}: open {}: {}",
+            path.display(),
+            kubeadm_api::gofmt::io_error(&e)
+        )
+    })?;
+    let real = KubeCluster::from_kubeconfig(path).map_err(|e| e.to_string())?;
+    if !dry_run {
+        return Ok(Box::new(real));
+    }
+    let rep: Arc<dyn Reporter> = Arc::new(reporter(inv));
+    Ok(Box::new(
+        DryRunCluster::new(rep, kubeadm_yaml::to_string)
+            .with_backend(Box::new(real))
+            .print_reads(),
+    ))
+}

@@ -1,0 +1,166 @@
+//! The effects setup: where the command handlers get the real host from. This module and `main`
+//! are the only places in the binary that read the host directly (files, environment, clock); the
+//! handlers take what they need from here and pass it to the workflows as values and effects.
+
+// The one module allowed what `clippy.toml` forbids the rest of the binary.
+#![allow(clippy::disallowed_methods)]
+
+pub(crate) mod host_facts;
+
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use kubeadm_core::manifests::{CA_CERTS_EXTRA_PATHS, ManifestHostFacts};
+use kubeadm_effects::cri::CriError;
+use kubeadm_effects::fs::{DryRunFs, Fs};
+use kubeadm_effects::host_probe::HostProbe;
+use kubeadm_effects::init_system::{DryRunInitSystem, InitSystem};
+use kubeadm_effects::keygen::KeyGen;
+use kubeadm_host::cri::CriClient;
+use kubeadm_host::fs::RealFs;
+use kubeadm_host::host_probe::RealHostProbe;
+use kubeadm_host::init_system::HostInitSystem;
+use kubeadm_host::keygen::AwsLcKeyGen;
+use kubeadm_host::report::TerminalReporter;
+
+use crate::cobra::execute::Invocation;
+use crate::error::CommandError;
+/// The file system: the real one, or with `--dry-run` the dry-run decorator over it (reads pass
+/// through, writes are printed and kept in memory).
+pub(crate) fn fs(dry_run: bool) -> Box<dyn Fs> {
+    if dry_run {
+        Box::new(DryRunFs::new(RealFs))
+    } else {
+        Box::new(RealFs)
+    }
+}
+
+/// The host's init system, or with `--dry-run` the decorator that only says what it would do.
+pub(crate) fn init_system(dry_run: bool) -> Box<dyn InitSystem> {
+    if dry_run {
+        Box::new(DryRunInitSystem::new(HostInitSystem::detect()))
+    } else {
+        Box::new(HostInitSystem::detect())
+    }
+}
+
+/// What the preflight checks read from the host.
+pub(crate) fn host_probe() -> Box<dyn HostProbe> {
+    Box::new(RealHostProbe)
+}
+
+/// Key generation (RSA and ECDSA, on every core).
+pub(crate) fn keygen() -> Box<dyn KeyGen> {
+    Box::new(AwsLcKeyGen)
+}
+
+/// The container runtime at a CRI endpoint (`unix://…` or a socket path).
+pub(crate) fn runtime(endpoint: &str) -> Result<CriClient, CriError> {
+    CriClient::new(endpoint)
+}
+
+/// This host's name, as the kubelet registers it by default (empty when it cannot be read).
+pub(crate) fn hostname() -> String {
+    kubeadm_host::probe::hostname().unwrap_or_default()
+}
+
+/// The reporter for an invocation's `-v` and `--skip-headers`.
+pub(crate) fn reporter(inv: &Invocation<'_>) -> TerminalReporter {
+    let v = u8::try_from(inv.flags.int("v").clamp(0, 255)).unwrap_or(u8::MAX);
+    TerminalReporter::new(v, inv.flags.bool("skip-headers"))
+}
+
+/// What the control-plane manifests take from this host: the CA certificate folders that exist, the
+/// environment (proxy variables), and whether the CA is external.
+pub(crate) fn manifest_host_facts(external_ca: bool) -> ManifestHostFacts {
+    ManifestHostFacts {
+        existing_ca_cert_dirs: CA_CERTS_EXTRA_PATHS
+            .iter()
+            .filter(|d| Path::new(d).is_dir())
+            .map(|d| d.to_string())
+            .collect(),
+        environment: std::env::vars().collect(),
+        external_ca,
+    }
+}
+
+/// The current time as Unix seconds (the one clock read of a run).
+pub(crate) fn unix_now() -> i64 {
+    unix_seconds(now())
+}
+
+/// The clock: the only place the binary reads it.
+pub(crate) fn now() -> SystemTime {
+    SystemTime::now()
+}
+
+/// Seconds since the Unix epoch at `t` (negative before it).
+pub(crate) fn unix_seconds(t: SystemTime) -> i64 {
+    match t.duration_since(UNIX_EPOCH) {
+        Ok(d) => i64::try_from(d.as_secs()).unwrap_or(i64::MAX),
+        Err(e) => -i64::try_from(e.duration().as_secs()).unwrap_or(i64::MAX),
+    }
+}
+
+/// Nanoseconds since the Unix epoch now (0 before it).
+pub(crate) fn unix_nanos_now() -> i128 {
+    now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i128::try_from(d.as_nanos()).unwrap_or(i128::MAX))
+}
+
+/// An environment variable of this process, `None` when unset or not Unicode.
+pub(crate) fn env_var(name: &str) -> Option<String> {
+    std::env::var(name).ok()
+}
+
+/// Whether `stat` succeeds on `path` (Go's `os.Stat(path) == nil`).
+pub(crate) fn stat_ok(path: &Path) -> bool {
+    path.metadata().is_ok()
+}
+
+/// Go's `os.Open(path)` for its error alone: whether the file can be opened for reading.
+pub(crate) fn open_check(path: &Path) -> std::io::Result<()> {
+    std::fs::metadata(path)
+        .and_then(|_| std::fs::File::open(path))
+        .map(drop)
+}
+
+/// The regular files below `dir`, each directory's entries in name order, subdirectories after
+/// the files beside them (the patch directory as the patch manager reads it).
+pub(crate) fn files_below(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(d) = pending.pop() {
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(&d)?.flatten().map(|e| e.path()).collect();
+        entries.sort();
+        for path in entries {
+            if path.is_dir() {
+                pending.push(path);
+            } else if path.is_file() {
+                files.push(path);
+            }
+        }
+    }
+    Ok(files)
+}
+
+/// The global `--rootfs` flag: like upstream's persistent pre-run, chroot into the given directory
+/// (and go to its `/`) before any command runs, so every path the command uses lives under it.
+pub(crate) fn enter_rootfs(rootfs: &str) -> Result<(), CommandError> {
+    if rootfs.is_empty() {
+        return Ok(());
+    }
+    std::os::unix::fs::chroot(rootfs).map_err(|e| {
+        CommandError::Failed(format!(
+            "unable to chroot to {rootfs}: {}",
+            kubeadm_api::gofmt::io_error(&e)
+        ))
+    })?;
+    std::env::set_current_dir("/").map_err(|e| {
+        CommandError::Failed(format!(
+            "unable to chdir to /: {}",
+            kubeadm_api::gofmt::io_error(&e)
+        ))
+    })
+}

@@ -1,0 +1,559 @@
+//! The `certs` phases of `kubeadm init` (upstream's `cmd/phases/init/certs.go` and
+//! `phases/certs/certs.go`): one phase per entry of the certificate table plus `sa`, with upstream's
+//! lines, reuse of valid existing files, errors for mismatching ones, external CA and external etcd
+//! modes. The parent phase fills the key pool ([`crate::init::pki::KeyPool`]) with every key the
+//! run will need, in one parallel batch.
+
+use std::path::Path;
+
+use kubeadm_core::pki::{
+    CertId, CertInfo, CertTemplate, CertsMessage, ExistingError, KeyAlgorithm, PkiInputs, PrivateKey,
+    SA_KEY_BASE_NAME, cert_list, cert_spec, check_existing_chain, check_existing_signed, issue_ca,
+    issue_signed,
+};
+use kubeadm_effects::fs::Fs;
+use kubeadm_workflow::PhaseError;
+
+use crate::InitData;
+use crate::init::pki::{
+    CERT_MODE, CertsError, KEY_MODE, cert_and_key_paths, load_ca, open_error, pki_inputs, read_text,
+};
+
+/// The keys this run will generate, for the phases in `planned` whose files do not exist yet.
+fn keys_needed(data: &InitData, inputs: &PkiInputs) -> Vec<KeyAlgorithm> {
+    let mut wanted = Vec::new();
+    if data.planned.is_empty() || data.external_ca {
+        return wanted;
+    }
+    let dir = data.cert_dir();
+    for spec in cert_list(&inputs.etcd) {
+        if !data.planned.contains(&format!("certs/{}", spec.name)) {
+            continue;
+        }
+        let (crt, key) = cert_and_key_paths(&dir, spec.base_name);
+        if !data.fs.exists(&crt) && !data.fs.exists(&key) {
+            wanted.push(inputs.key_algorithm);
+        }
+    }
+    if data.planned.contains("certs/sa") && !data.fs.exists(&dir.join("sa.key")) {
+        wanted.push(inputs.key_algorithm);
+    }
+    wanted.extend(crate::init::kubeconfig::keys_needed(data));
+    wanted
+}
+
+/// `certs`: announces the folder and generates every key the run needs in one parallel batch.
+pub(crate) fn run_parent(data: &mut InitData) -> Result<(), PhaseError> {
+    data.say_certs(&CertsMessage::UsingCertificateDir(
+        data.cfg.cluster.certificates_dir.clone(),
+    ));
+    let inputs = pki_inputs(&data.cfg);
+    let wanted = keys_needed(data, &inputs);
+    data.keys.fill(&*data.keygen, &wanted)?;
+    Ok(())
+}
+
+/// One run function per table entry (function pointers cannot capture the entry).
+macro_rules! cert_phase {
+    ($name:ident, $id:expr) => {
+        pub(crate) fn $name(data: &mut InitData) -> Result<(), PhaseError> {
+            run_cert(data, $id)
+        }
+    };
+}
+cert_phase!(run_ca, CertId::Ca);
+cert_phase!(run_apiserver, CertId::ApiServer);
+cert_phase!(run_apiserver_kubelet_client, CertId::ApiServerKubeletClient);
+cert_phase!(run_front_proxy_ca, CertId::FrontProxyCa);
+cert_phase!(run_front_proxy_client, CertId::FrontProxyClient);
+cert_phase!(run_etcd_ca, CertId::EtcdCa);
+cert_phase!(run_etcd_server, CertId::EtcdServer);
+cert_phase!(run_etcd_peer, CertId::EtcdPeer);
+cert_phase!(run_etcd_healthcheck_client, CertId::EtcdHealthcheckClient);
+cert_phase!(run_apiserver_etcd_client, CertId::ApiServerEtcdClient);
+
+fn run_cert(data: &mut InitData, id: CertId) -> Result<(), PhaseError> {
+    let spec = cert_spec(id);
+    match spec.ca {
+        None => run_ca_phase(data, id).map_err(Into::into),
+        Some(ca) => run_leaf_phase(data, id, ca).map_err(Into::into),
+    }
+}
+
+/// Upstream's `runCAPhase`.
+fn run_ca_phase(data: &mut InitData, id: CertId) -> Result<(), CertsError> {
+    let spec = cert_spec(id);
+    let base = spec.base_name;
+    if id == CertId::EtcdCa && data.external_etcd() {
+        data.say_certs(&CertsMessage::ExternalEtcdSkipCa(base.to_string()));
+        return Ok(());
+    }
+    let dir = data.cert_dir();
+    let (crt, key) = cert_and_key_paths(&dir, base);
+    if let Some(cert) = read_text(&*data.fs, &crt).and_then(|t| CertInfo::from_pem(&t).ok()) {
+        data.check_period(base, &cert);
+        let key_ok = read_text(&*data.fs, &key).is_some_and(|t| PrivateKey::from_pem(&t).is_ok());
+        data.say_certs(&if key_ok {
+            CertsMessage::UsingExistingCa(base.to_string())
+        } else {
+            CertsMessage::UsingExistingKeylessCa(base.to_string())
+        });
+        return Ok(());
+    }
+    let inputs = pki_inputs(&data.cfg);
+    let private = data.keys.take(&*data.keygen, inputs.key_algorithm)?;
+    let serial = data.serial();
+    let issued = issue_ca(spec, &inputs, &private, data.now, serial).map_err(|source| CertsError::Issue {
+        name: spec.name.to_string(),
+        source,
+    })?;
+    if data.fs.exists(&crt) || data.fs.exists(&key) {
+        // The certificate did not load above, so reusing fails as upstream's does.
+        return Err(CertsError::Existing(format!(
+            "failure loading {base} certificate: failed to load certificate: couldn't load the certificate file {}: {}",
+            crt.display(),
+            open_error(&*data.fs, &crt)
+        )));
+    }
+    data.say_certs(&CertsMessage::Generating(base.to_string()));
+    data.write_file(base, &key, &private.to_pem(), KEY_MODE)?;
+    data.write_file(base, &crt, &issued.pem, CERT_MODE)
+}
+
+/// Upstream's `runCertPhase`.
+fn run_leaf_phase(data: &mut InitData, id: CertId, ca: CertId) -> Result<(), CertsError> {
+    let spec = cert_spec(id);
+    let ca_spec = cert_spec(ca);
+    let base = spec.base_name;
+    if ca == CertId::EtcdCa && data.external_etcd() {
+        data.say_certs(&CertsMessage::ExternalEtcdSkipCert(base.to_string()));
+        return Ok(());
+    }
+    let dir = data.cert_dir();
+    let (crt, key) = cert_and_key_paths(&dir, base);
+    if let Some(text) = read_text(&*data.fs, &crt)
+        && let Ok(chain) = CertInfo::chain_from_pem(&text)
+    {
+        data.check_period(base, &chain[0]);
+        let (ca_crt, _) = cert_and_key_paths(&dir, ca_spec.base_name);
+        let ca_cert = read_text(&*data.fs, &ca_crt)
+            .and_then(|t| CertInfo::from_pem(&t).ok())
+            .ok_or_else(|| CertsError::LoadCa {
+                ca: ca_spec.name.to_string(),
+                reason: format!(
+                    "couldn't load the certificate file {}: {}",
+                    ca_crt.display(),
+                    open_error(&*data.fs, &ca_crt)
+                ),
+            })?;
+        data.check_period(ca_spec.base_name, &ca_cert);
+        check_existing_chain(base, ca_spec.base_name, &text, &ca_cert, data.now)
+            .map_err(|e| CertsError::Existing(e.to_string()))?;
+        data.say_certs(&CertsMessage::UsingExistingCert(base.to_string()));
+        return Ok(());
+    }
+    let (ca_cert, ca_key) = load_ca(data, ca)?;
+    let inputs = pki_inputs(&data.cfg);
+    let template = CertTemplate::for_spec(spec, &inputs).map_err(|source| CertsError::Issue {
+        name: spec.name.to_string(),
+        source: source.into(),
+    })?;
+    for w in &template.alt_names.warnings {
+        data.reporter.warn("certlist.go", w);
+    }
+    let private = data.keys.take(&*data.keygen, inputs.key_algorithm)?;
+    let serial = data.serial();
+    let issued =
+        issue_signed(&template, &ca_cert, &ca_key, &private, data.now, None, serial).map_err(|source| {
+            CertsError::Issue {
+                name: spec.name.to_string(),
+                source,
+            }
+        })?;
+    let wrap = |e: String| {
+        CertsError::Existing(format!(
+            "failed to write or validate certificate {:?}: {e}",
+            spec.name
+        ))
+    };
+    if data.fs.exists(&crt) || data.fs.exists(&key) {
+        let key_text = read_text(&*data.fs, &key).unwrap_or_default();
+        let cert_text = read_text(&*data.fs, &crt);
+        // Upstream loads the key first, then fails opening the certificate.
+        if cert_text.is_none() && PrivateKey::from_pem(&key_text).is_ok() {
+            return Err(wrap(format!(
+                "failure loading {base} certificate: couldn't load the certificate file {}: {}",
+                crt.display(),
+                open_error(&*data.fs, &crt)
+            )));
+        }
+        let cert_text = cert_text.unwrap_or_default();
+        let cert = check_existing_signed(
+            base,
+            &cert_text,
+            &key_text,
+            &ca_cert,
+            &template.alt_names,
+            data.now,
+        )
+        .map_err(|e| wrap(e.to_string()))?;
+        data.check_period(base, &cert);
+        data.say(&format!(
+            "[certs] Using the existing {base:?} certificate and key"
+        ));
+        return Ok(());
+    }
+    data.say_certs(&CertsMessage::Generating(base.to_string()));
+    data.write_file(base, &key, &private.to_pem(), KEY_MODE)?;
+    data.write_file(base, &crt, &issued.pem, CERT_MODE)?;
+    if spec.has_server_auth() {
+        data.say(&format!("[certs] {}", template.alt_names.serving_message(base)));
+    }
+    Ok(())
+}
+
+/// `certs sa`: the service-account key pair (upstream's `CreateServiceAccountKeyAndPublicKeyFiles`).
+pub(crate) fn run_sa(data: &mut InitData) -> Result<(), PhaseError> {
+    if data.external_ca {
+        data.say_certs(&CertsMessage::UsingExistingSaKeys);
+        return Ok(());
+    }
+    let dir = data.cert_dir();
+    let key_path = dir.join(format!("{SA_KEY_BASE_NAME}.key"));
+    if let Some(text) = read_text(&*data.fs, &key_path) {
+        return match PrivateKey::from_pem(&text) {
+            Ok(_) => {
+                data.say_certs(&CertsMessage::UsingExistingSa);
+                Ok(())
+            }
+            Err(e) => Err(Box::new(CertsError::Existing(format!(
+                "file sa.key existed but it could not be loaded properly: {e}"
+            )))),
+        };
+    }
+    let inputs = pki_inputs(&data.cfg);
+    let private = data.keys.take(&*data.keygen, inputs.key_algorithm)?;
+    data.say_certs(&CertsMessage::GeneratingSa);
+    data.write_file(SA_KEY_BASE_NAME, &key_path, &private.to_pem(), KEY_MODE)?;
+    data.write_file(
+        SA_KEY_BASE_NAME,
+        &dir.join(format!("{SA_KEY_BASE_NAME}.pub")),
+        &private.public_key_pem(),
+        KEY_MODE,
+    )?;
+    Ok(())
+}
+
+/// Upstream's `UsingExternalCA` (and the front-proxy variant), checked before the phases run:
+/// `Ok(true)` when the CA certificate is present without its key and everything it signs is
+/// already there; an error when the CA is external but a certificate it must have signed is
+/// missing or invalid.
+pub fn detect_external_ca(data: &mut InitData) -> Result<bool, CertsError> {
+    let mut external_ca = false;
+    let mut any_external = false;
+    for (ca, what) in [(CertId::Ca, "CA"), (CertId::FrontProxyCa, "front-proxy CA")] {
+        let status = external_status(data, ca, what);
+        if status.external {
+            any_external = true;
+            if let Some(e) = status.error {
+                return Err(CertsError::Existing(format!(
+                    "invalid or incomplete external {}: {e}",
+                    if ca == CertId::Ca { "CA" } else { "front-proxy CA" }
+                )));
+            }
+            if ca == CertId::Ca {
+                external_ca = true;
+                crate::init::kubeconfig::validate_for_external_ca(data).map_err(CertsError::Existing)?;
+            }
+        }
+    }
+    if data.upload_certs && any_external {
+        return Err(CertsError::Existing(
+            "can't use upload-certs with an external CA or an external front-proxy CA".to_string(),
+        ));
+    }
+    data.external_ca = external_ca;
+    Ok(external_ca)
+}
+
+fn external_status(data: &InitData, ca: CertId, ux_name: &str) -> ExternalCaCheck {
+    external_ca_check(&*data.fs, &data.cert_dir(), ca, ux_name, data.now)
+}
+
+/// The answer of [`external_ca_check`].
+#[derive(Debug)]
+pub struct ExternalCaCheck {
+    /// The CA certificate is present and its key is not.
+    pub external: bool,
+    /// What is wrong, in upstream's words.
+    pub error: Option<String>,
+}
+
+/// Upstream's `UsingExternalCA` / `UsingExternalFrontProxyCA` / `UsingExternalEtcdCA` for the CA
+/// `ca` (`ux_name` as upstream names it in errors: `CA`, `front-proxy CA`, `etcd CA`), reading
+/// the files under `cert_dir`.
+pub fn external_ca_check(
+    fs: &dyn Fs,
+    cert_dir: &Path,
+    ca: CertId,
+    ux_name: &str,
+    now: i64,
+) -> ExternalCaCheck {
+    let base = cert_spec(ca).base_name;
+    let (crt, key) = cert_and_key_paths(cert_dir, base);
+    let ca_text = read_text(fs, &crt);
+    let key_present = fs.exists(&key);
+    let leaf_ids = kubeadm_core::pki::external_ca_leaves(ca);
+    let leaves: Vec<(String, Option<String>, Option<String>)> = leaf_ids
+        .iter()
+        .map(|(id, ux)| {
+            let (c, k) = cert_and_key_paths(cert_dir, cert_spec(*id).base_name);
+            ((*ux).to_string(), read_text(fs, &c), read_text(fs, &k))
+        })
+        .collect();
+    let leaves_ref: Vec<(&str, Option<&str>, Option<&str>)> = leaves
+        .iter()
+        .map(|(u, c, k)| (u.as_str(), c.as_deref(), k.as_deref()))
+        .collect();
+    let status = kubeadm_core::pki::external_ca_status(
+        base,
+        ux_name,
+        ca_text.as_deref(),
+        key_present,
+        &leaves_ref,
+        now,
+    );
+    // Missing files: upstream reports the path and Go's open error.
+    let leaf_base = |ux: &str| {
+        leaf_ids
+            .iter()
+            .find(|(_, u)| *u == ux)
+            .map_or(base, |(id, _)| cert_spec(*id).base_name)
+    };
+    let not_found = |p: &Path| format!("open {}: no such file or directory", p.display());
+    let error = status.error.map(|e| match e {
+        ExistingError::CertMissing { ux_name: ux } => {
+            let (c, _) = cert_and_key_paths(cert_dir, leaf_base(&ux));
+            format!(
+                "failure loading certificate for {ux}: couldn't load the certificate file {}: {}",
+                c.display(),
+                not_found(&c)
+            )
+        }
+        ExistingError::KeyMissing { base_name: ux } => {
+            let leaf = leaf_base(&ux);
+            let (_, k) = cert_and_key_paths(cert_dir, leaf);
+            format!(
+                "failure loading key for {leaf}: couldn't load the private key file {}: {}",
+                k.display(),
+                not_found(&k)
+            )
+        }
+        other => other.to_string(),
+    });
+    ExternalCaCheck {
+        external: status.external,
+        error,
+    }
+}
+
+/// Every selector the certificate phases bind, for the workflow.
+pub(crate) fn bindings() -> Vec<(&'static str, kubeadm_workflow::RunFn<InitData>)> {
+    vec![
+        ("certs", run_parent),
+        ("certs/ca", run_ca),
+        ("certs/apiserver", run_apiserver),
+        ("certs/apiserver-kubelet-client", run_apiserver_kubelet_client),
+        ("certs/front-proxy-ca", run_front_proxy_ca),
+        ("certs/front-proxy-client", run_front_proxy_client),
+        ("certs/etcd-ca", run_etcd_ca),
+        ("certs/etcd-server", run_etcd_server),
+        ("certs/etcd-peer", run_etcd_peer),
+        ("certs/etcd-healthcheck-client", run_etcd_healthcheck_client),
+        ("certs/apiserver-etcd-client", run_apiserver_etcd_client),
+        ("certs/sa", run_sa),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io;
+    use std::path::{Path, PathBuf};
+    use std::sync::{Arc, Mutex};
+
+    use kubeadm_api::dynamic::{DynamicInputs, HostFacts};
+    use kubeadm_api::v1beta3::{BootstrapTokenString, ClusterConfiguration, InitConfiguration};
+    use kubeadm_effects::fs::{DryRunFs, Fs};
+    use kubeadm_effects::keygen::{GeneratedKey, KeyAlgorithm, KeyGen, KeyGenError};
+    use kubeadm_effects::report::{Reporter, Severity};
+
+    use crate::InitData;
+
+    /// A file system with nothing on it (writes land in the dry-run overlay on top).
+    struct Empty;
+    impl Fs for Empty {
+        fn read(&self, _: &Path) -> io::Result<Vec<u8>> {
+            Err(io::ErrorKind::NotFound.into())
+        }
+        fn write(&self, _: &Path, _: &[u8], _: u32) -> io::Result<()> {
+            Err(io::ErrorKind::PermissionDenied.into())
+        }
+        fn exists(&self, _: &Path) -> bool {
+            false
+        }
+        fn create_dir_all(&self, _: &Path, _: u32) -> io::Result<()> {
+            Ok(())
+        }
+        fn remove_file(&self, _: &Path) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// Hands out copies of one RSA key and records every batch asked for.
+    struct RecordingKeyGen {
+        rsa: Vec<u8>,
+        batches: Arc<Mutex<Vec<usize>>>,
+    }
+    impl KeyGen for RecordingKeyGen {
+        fn generate(&self, algorithms: &[KeyAlgorithm]) -> Result<Vec<GeneratedKey>, KeyGenError> {
+            self.batches.lock().expect("lock").push(algorithms.len());
+            Ok(algorithms
+                .iter()
+                .map(|a| GeneratedKey {
+                    algorithm: *a,
+                    pkcs8_der: self.rsa.clone(),
+                })
+                .collect())
+        }
+    }
+
+    struct Lines(Arc<Mutex<String>>);
+    impl Reporter for Lines {
+        fn out(&self, text: &str) {
+            self.0.lock().expect("lock").push_str(text);
+        }
+        fn err(&self, _: &str) {}
+        fn verbosity(&self) -> u8 {
+            0
+        }
+        fn log(&self, _: Severity, _: u8, _: &str, _: &str) {}
+    }
+
+    fn data(batches: Arc<Mutex<Vec<usize>>>, out: Arc<Mutex<String>>) -> InitData {
+        let host = HostFacts {
+            hostname: "node1".into(),
+            default_route_ipv4: "10.0.0.5".parse().ok(),
+            default_route_ipv6: None,
+            loopback_address: None,
+            existing_cri_sockets: vec!["unix:///var/run/containerd/containerd.sock".into()],
+            systemd_resolved_active: false,
+            init_system_error: None,
+        };
+        let mut token = || BootstrapTokenString::generate(|| 7);
+        let mut inputs = DynamicInputs {
+            host: &host,
+            new_token: &mut token,
+            fetch_version: &kubeadm_api::version::offline,
+        };
+        let cfg = kubeadm_api::internal::defaulted_init_config(
+            InitConfiguration::default(),
+            ClusterConfiguration {
+                kubernetes_version: "v1.25.16".into(),
+                ..Default::default()
+            },
+            &mut inputs,
+        )
+        .expect("config");
+        let rsa = rcgen::KeyPair::generate_rsa_for(&rcgen::PKCS_RSA_SHA256, rcgen::RsaKeySize::_2048)
+            .expect("rsa")
+            .serialize_der();
+        InitData {
+            cfg,
+            dry_run: false,
+            ignore_preflight_errors: Default::default(),
+            upload_certs: false,
+            skip_token_print: false,
+            skip_certificate_key_print: false,
+            manifest_dir: PathBuf::from("/etc/kubernetes/manifests"),
+            kubelet_dir: PathBuf::from("/var/lib/kubelet"),
+            hostname: "node".into(),
+            init_system: Box::new(kubeadm_effects::init_system::DryRunInitSystem::new(
+                kubeadm_host::init_system::HostInitSystem::detect(),
+            )),
+            host_probe: Box::new(kubeadm_testkit::fakes::FakeHost::default()),
+            runtime: Box::new(
+                kubeadm_host::cri::CriClient::new("unix:///nonexistent/cri.sock").expect("endpoint"),
+            ),
+            kubeconfig_dir: PathBuf::from("/etc/kubernetes"),
+            patches: None,
+            manifest_facts: Default::default(),
+            fs: Box::new(DryRunFs::new(Empty)),
+            reporter: Box::new(Lines(out)),
+            keygen: Box::new(RecordingKeyGen { rsa, batches }),
+            keys: Default::default(),
+            now: 1_800_000_000,
+            random: || 42,
+            planned: Default::default(),
+            external_ca: false,
+            period_checked: Default::default(),
+            cluster: Default::default(),
+        }
+    }
+
+    fn plan(data: &mut InitData, filter: &[String]) {
+        data.planned = crate::init::workflow()
+            .plan(filter, &[])
+            .expect("plan")
+            .into_iter()
+            .filter_map(|(s, on)| on.then_some(s))
+            .collect();
+    }
+
+    /// `certs` + `kubeconfig`: one batch of 15 keys (10 certificates, sa, 4 kubeconfigs) at the
+    /// `certs` parent, none afterwards; a second run reuses everything and generates nothing.
+    #[test]
+    fn the_certs_parent_generates_every_key_in_one_batch() {
+        let batches = Arc::new(Mutex::new(Vec::new()));
+        let out = Arc::new(Mutex::new(String::new()));
+        let mut d = data(batches.clone(), out.clone());
+        let filter = vec!["certs".to_string(), "kubeconfig".to_string()];
+        plan(&mut d, &filter);
+        crate::init::workflow()
+            .run(&mut d, &filter, &[])
+            .expect("first run");
+        assert_eq!(*batches.lock().expect("lock"), vec![15]);
+        let text = out.lock().expect("lock").clone();
+        assert_eq!(text.matches("[certs] Generating").count(), 11, "{text}");
+        assert_eq!(text.matches("[kubeconfig] Writing").count(), 4, "{text}");
+
+        out.lock().expect("lock").clear();
+        d.keys = Default::default();
+        crate::init::workflow()
+            .run(&mut d, &filter, &[])
+            .expect("second run");
+        assert_eq!(
+            *batches.lock().expect("lock"),
+            vec![15],
+            "nothing generated on reuse"
+        );
+        let text = out.lock().expect("lock").clone();
+        assert!(!text.contains("Generating"), "{text}");
+        assert_eq!(text.matches("[kubeconfig] Using existing").count(), 4, "{text}");
+    }
+
+    /// A single sub-phase generates its key on demand.
+    #[test]
+    fn a_single_phase_generates_on_demand() {
+        let batches = Arc::new(Mutex::new(Vec::new()));
+        let out = Arc::new(Mutex::new(String::new()));
+        let mut d = data(batches.clone(), out.clone());
+        let filter = vec!["certs/ca".to_string()];
+        plan(&mut d, &filter);
+        crate::init::workflow().run(&mut d, &filter, &[]).expect("run");
+        assert_eq!(*batches.lock().expect("lock"), vec![1]);
+        assert_eq!(
+            *out.lock().expect("lock"),
+            "[certs] Generating \"ca\" certificate and key\n"
+        );
+    }
+}

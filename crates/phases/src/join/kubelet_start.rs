@@ -1,0 +1,258 @@
+//! The `kubelet-start` phase of `kubeadm join` (upstream's `cmd/phases/join/kubelet.go`): writes
+//! `bootstrap-kubelet.conf` and the cluster CA, refuses to go on when a Ready Node of this name
+//! exists, writes the kubelet's configuration (from the cluster's `kubelet-config` ConfigMap) and
+//! flags, restarts the kubelet, waits for it to finish the TLS bootstrap (`kubelet.conf` usable),
+//! annotates the Node with the CRI socket, and always removes `bootstrap-kubelet.conf` at the end.
+
+use std::path::Path;
+use std::time::Duration;
+
+use kubeadm_core::cluster::node;
+use kubeadm_core::kubelet::{self, KubeletFlagsInputs};
+use kubeadm_effects::cluster::{Cluster, ClusterError, Resource};
+use kubeadm_workflow::PhaseError;
+use serde_json::Value;
+
+use crate::join::cluster_config::ensure_init_cfg;
+use crate::join::discovery::kubeconfig as kc;
+use crate::join::{ClientSource, JoinData};
+
+/// `KubeletBootstrapKubeConfigFileName`.
+const BOOTSTRAP_KUBELET_CONF: &str = "bootstrap-kubelet.conf";
+/// `KubeletKubeConfigFileName`.
+const KUBELET_CONF: &str = "kubelet.conf";
+/// `TLSBootstrapTimeout`.
+const TLS_BOOTSTRAP_TIMEOUT: Duration = Duration::from_secs(300);
+/// `TLSBootstrapRetryInterval`.
+const TLS_BOOTSTRAP_INTERVAL: Duration = Duration::from_secs(5);
+
+/// Why `kubelet-start` failed.
+#[derive(Debug, thiserror::Error)]
+pub enum KubeletStartError {
+    /// A file could not be written.
+    #[error("{what}: {source}")]
+    Write {
+        /// Which file, in upstream's words.
+        what: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The bootstrap client could not be created.
+    #[error("couldn't create client from kubeconfig file {0:?}")]
+    BootstrapClient(String),
+    /// The Node could not be read.
+    #[error("cannot get Node {0:?}: {1}")]
+    GetNode(String, #[source] ClusterError),
+    /// A Ready Node of this name exists.
+    #[error(
+        "a Node with name {0:?} and status \"Ready\" already exists in the cluster. You must delete the existing Node or change the name of this new joining Node"
+    )]
+    NodeExists(String),
+    /// No kubelet component config came from the cluster.
+    #[error("no kubelet component config found")]
+    NoKubeletConfig,
+    /// A patch could not be applied.
+    #[error("could not apply patches to the KubeletConfiguration: {0}")]
+    Patch(#[source] kubeadm_core::patches::PatchError),
+    /// The kubelet did not bootstrap in time.
+    #[error("timed out waiting for the condition")]
+    Timeout,
+    /// The CRI socket annotation could not be applied.
+    #[error("error uploading crisocket: {0}")]
+    CriSocket(#[source] ClusterError),
+}
+
+/// `kubelet-start`.
+pub(crate) fn run_kubelet_start(data: &mut JoinData) -> Result<(), PhaseError> {
+    ensure_init_cfg(data)?;
+    let bootstrap = data.kubeconfig_dir.join(BOOTSTRAP_KUBELET_CONF);
+    let result = kubelet_start(data, &bootstrap);
+    // Upstream's deferred removal: the bootstrap token leaves the disk whatever happened.
+    let _ = data.fs.remove_file(&bootstrap);
+    result
+}
+
+fn write(data: &JoinData, path: &Path, bytes: &[u8], mode: u32, what: &str) -> Result<(), KubeletStartError> {
+    let dir = path.parent().unwrap_or(Path::new("/"));
+    data.fs
+        .create_dir_all(dir, 0o755)
+        .and_then(|()| data.fs.write(path, bytes, mode))
+        .map_err(|source| KubeletStartError::Write {
+            what: what.to_string(),
+            source,
+        })
+}
+
+fn kubelet_start(data: &mut JoinData, bootstrap: &Path) -> Result<(), PhaseError> {
+    let tls = data.tls_bootstrap.clone().unwrap_or(Value::Null);
+    let text = kc::to_text(&tls);
+    data.reporter.info(
+        1,
+        "kubelet.go",
+        &format!(
+            "[kubelet-start] writing bootstrap kubelet config file at {}",
+            bootstrap.display()
+        ),
+    );
+    write(
+        data,
+        bootstrap,
+        text.as_bytes(),
+        0o600,
+        "couldn't save bootstrap-kubelet.conf to disk",
+    )?;
+    let ca_path = Path::new(&data.cfg.ca_cert_path);
+    if !data.fs.exists(ca_path) {
+        use base64::Engine as _;
+        let ca = kc::current_cluster(&tls)
+            .and_then(|c| c.get("certificate-authority-data"))
+            .and_then(Value::as_str)
+            .map(|d| {
+                base64::engine::general_purpose::STANDARD
+                    .decode(d.trim())
+                    .unwrap_or_default()
+            })
+            .unwrap_or_default();
+        write(
+            data,
+            ca_path,
+            &ca,
+            0o644,
+            "couldn't save the CA certificate to disk",
+        )?;
+    }
+    let bootstrap_client = data
+        .client(&ClientSource::Kubeconfig(&text))
+        .map_err(|_| KubeletStartError::BootstrapClient(bootstrap.display().to_string()))?;
+
+    let nr = &data.cfg.node_registration;
+    let hostname = data.hostname.trim().to_lowercase();
+    let node_name = nr
+        .kubelet_extra_args
+        .get("hostname-override")
+        .cloned()
+        .unwrap_or_else(|| {
+            if nr.name.is_empty() {
+                hostname.clone()
+            } else {
+                nr.name.clone()
+            }
+        });
+    match bootstrap_client.get(&Resource::nodes(), "", &node_name) {
+        Ok(node) if node_is_ready(&node) => {
+            return Err(Box::new(KubeletStartError::NodeExists(node_name)));
+        }
+        Ok(_) => {}
+        Err(e) if e.is_not_found() => {}
+        Err(e) => return Err(Box::new(KubeletStartError::GetNode(node_name, e))),
+    }
+
+    data.reporter
+        .info(1, "kubelet.go", "[kubelet-start] Stopping the kubelet");
+    crate::kubelet::try_stop(&*data.init_system, &|l| data.say(l), &*data.reporter);
+    let Some(init_cfg) = data.init_cfg.as_ref() else {
+        return Err(Box::new(KubeletStartError::NoKubeletConfig));
+    };
+    let kc_cfg = init_cfg
+        .component_configs
+        .kubelet
+        .as_ref()
+        .ok_or(KubeletStartError::NoKubeletConfig)?;
+    let (config_path, config_text) =
+        crate::kubelet::config_file(kc_cfg, data.patches.as_ref(), &data.kubelet_dir, &|l| data.say(l))
+            .map_err(KubeletStartError::Patch)?;
+    crate::kubelet::write_file(
+        &*data.fs,
+        &data.kubelet_dir,
+        &config_path,
+        config_text.as_bytes(),
+        "error writing kubelet configuration to disk",
+    )?;
+    // A worker registers its taints through the kubelet's flags.
+    let flags = kubelet::flags_env(&KubeletFlagsInputs {
+        cluster: &init_cfg.cluster,
+        resolved: &init_cfg.resolved,
+        node_registration: &data.cfg.node_registration,
+        hostname: &data.hostname,
+        register_taints_using_flags: data.cfg.control_plane.is_none(),
+    });
+    let env_path = data.kubelet_dir.join("kubeadm-flags.env");
+    data.say(&format!(
+        "[kubelet-start] Writing kubelet environment file with flags to file {:?}",
+        env_path.display().to_string()
+    ));
+    crate::kubelet::write_file(
+        &*data.fs,
+        &data.kubelet_dir,
+        &env_path,
+        flags.as_bytes(),
+        "error writing a dynamic environment file for the kubelet",
+    )?;
+
+    data.say("[kubelet-start] Starting the kubelet");
+    crate::kubelet::try_start(&*data.init_system, &|l| data.say(l), &*data.reporter);
+
+    data.say("[kubelet-start] Waiting for the kubelet to perform the TLS Bootstrap...");
+    let kubelet_conf = data.kubeconfig_dir.join(KUBELET_CONF);
+    let client = match wait_for_kubelet_conf(data, &*bootstrap_client, &kubelet_conf) {
+        Some(c) => c,
+        None => {
+            let e = KubeletStartError::Timeout;
+            data.reporter.out(&crate::kubelet::failure_text(&e.to_string()));
+            return Err(Box::new(e));
+        }
+    };
+    data.reporter.info(
+        1,
+        "kubelet.go",
+        "[kubelet-start] preserving the crisocket information for the node",
+    );
+    let socket = data.cfg.node_registration.cri_socket.clone();
+    data.reporter.info(
+        1,
+        "patchnode.go",
+        &format!(
+            "[patchnode] Uploading the CRI Socket information {socket:?} to the Node API object {:?} as an annotation",
+            data.cfg.node_registration.name
+        ),
+    );
+    client
+        .patch_node(&data.cfg.node_registration.name, &mut |current| {
+            let mut annotated = current.clone();
+            node::annotate_cri_socket(&mut annotated, &socket);
+            node::two_way_merge_patch(current, &annotated)
+        })
+        .map_err(KubeletStartError::CriSocket)?;
+    Ok(())
+}
+
+fn node_is_ready(node: &Value) -> bool {
+    node.pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .any(|c| c["type"] == "Ready" && c["status"] == "True")
+}
+
+/// Upstream's `waitForTLSBootstrappedClient`: polls until a client can be made from `kubelet.conf`
+/// (the file exists and so do the certificate files it names), at most [`TLS_BOOTSTRAP_TIMEOUT`].
+fn wait_for_kubelet_conf(data: &JoinData, pacer: &dyn Cluster, path: &Path) -> Option<Box<dyn Cluster>> {
+    let mut waited = Duration::ZERO;
+    loop {
+        if data.fs.exists(path)
+            && let Ok(c) = data.client(&ClientSource::File(path))
+        {
+            return Some(c);
+        }
+        if waited + TLS_BOOTSTRAP_INTERVAL > TLS_BOOTSTRAP_TIMEOUT {
+            return None;
+        }
+        pacer.pause(TLS_BOOTSTRAP_INTERVAL);
+        waited += TLS_BOOTSTRAP_INTERVAL;
+    }
+}
+
+#[cfg(test)]
+#[path = "kubelet_start_tests.rs"]
+mod tests;

@@ -1,0 +1,244 @@
+//! The `cleanup-node` phase of `kubeadm reset`: the kubelet stopped, its mounts unmounted, the pod
+//! sandboxes removed, the manifests and certificates emptied and the kubeconfig files deleted.
+
+use std::path::{Path, PathBuf};
+
+use kubeadm_api::gofmt;
+use kubeadm_effects::fs::Fs;
+use kubeadm_workflow::PhaseError;
+
+use crate::reset::{DEFAULT_CERT_DIR, ResetData};
+
+/// The files `cleanup-node` deletes from `/etc/kubernetes`, in upstream's order.
+const FILES_TO_CLEAN: [&str; 5] = [
+    "admin.conf",
+    "kubelet.conf",
+    "bootstrap-kubelet.conf",
+    "controller-manager.conf",
+    "scheduler.conf",
+];
+
+/// The `cleanup-node` phase: stop the kubelet, unmount what is mounted under `/var/lib/kubelet`,
+/// remove every pod sandbox, empty the manifests and certificates directories, delete the
+/// kubeconfig files. Every failure is a warning, as upstream.
+pub(crate) fn run_cleanup_node(data: &mut ResetData) -> Result<(), PhaseError> {
+    const SRC: &str = "cleanupnode.go";
+    match data.init_system.kind() {
+        None => {
+            data.reporter.warn(
+                SRC,
+                "[reset] The kubelet service could not be stopped by kubeadm. Unable to detect a supported init system!",
+            );
+            data.reporter
+                .warn(SRC, "[reset] Please ensure kubelet is stopped manually");
+        }
+        Some(_) if data.dry_run => data.say("[reset] Would stop the kubelet service"),
+        Some(_) => {
+            data.say("[reset] Stopping the kubelet service");
+            if let Err(e) = data.init_system.service_stop("kubelet") {
+                data.reporter.warn(
+                    SRC,
+                    &format!("[reset] The kubelet service could not be stopped by kubeadm: [{e}]\n"),
+                );
+                data.reporter
+                    .warn(SRC, "[reset] Please ensure kubelet is stopped manually");
+            }
+        }
+    }
+
+    let kubelet_dir = gofmt::quote(&data.kubelet_dir.display().to_string());
+    if data.dry_run {
+        data.say(&format!(
+            "[reset] Would unmount mounted directories in {kubelet_dir}"
+        ));
+    } else {
+        data.say(&format!(
+            "[reset] Unmounting mounted directories in {kubelet_dir}"
+        ));
+        if let Some(dir) = absolute_kubelet_dir(data) {
+            data.dirs_to_clean.push(dir);
+        }
+    }
+
+    if data.dry_run {
+        data.say("[reset] Would remove Kubernetes-managed containers");
+    } else {
+        data.reporter
+            .info(1, SRC, "[reset] Removing Kubernetes-managed containers");
+        let removed = data
+            .runtime
+            .list_pod_sandboxes()
+            .map_err(|e| e.to_string())
+            .and_then(|pods| {
+                let ids: Vec<String> = pods.into_iter().map(|p| p.id).collect();
+                data.runtime.remove_pod_sandboxes(&ids).map_err(|e| e.to_string())
+            });
+        if let Err(e) = removed {
+            data.reporter
+                .warn(SRC, &format!("[reset] Failed to remove containers: {e}\n"));
+        }
+    }
+
+    if data.cert_dir != Path::new(DEFAULT_CERT_DIR) {
+        data.reporter.warn(
+            SRC,
+            &format!(
+                "[reset] WARNING: Cleaning a non-default certificates directory: {}\n",
+                gofmt::quote(&data.cert_dir.display().to_string())
+            ),
+        );
+    }
+    reset_config_dir(data);
+
+    let rootless = data.cfg.as_ref().is_some_and(|c| {
+        c.cluster
+            .feature_gates
+            .get("RootlessControlPlane")
+            .copied()
+            .unwrap_or(false)
+    });
+    if rootless {
+        if data.dry_run {
+            data.say("[reset] Would remove users and groups created for rootless control-plane");
+        } else {
+            // kubeadm-rs creates no users for the rootless control plane yet, so there are none
+            // of ours to remove; say so instead of touching /etc/passwd.
+            data.reporter.warn(
+                SRC,
+                "[reset] Failed to remove users and groups: removing the rootless control-plane users is not implemented in kubeadm-rs\n",
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Upstream's `absoluteKubeletRunDirectory`: the kubelet directory with symbolic links resolved,
+/// after unmounting everything mounted below it; `None` (with a warning) when either step fails,
+/// and the directory is then left alone.
+fn absolute_kubelet_dir(data: &ResetData) -> Option<PathBuf> {
+    const SRC: &str = "cleanupnode.go";
+    let dir = match data.fs.canonicalize(&data.kubelet_dir) {
+        Ok(d) => d,
+        Err(e) => {
+            data.reporter.warn(
+                SRC,
+                &format!(
+                    "[reset] Failed to evaluate the {} directory. Skipping its unmount and cleanup: lstat {}: {}\n",
+                    gofmt::quote(&data.kubelet_dir.display().to_string()),
+                    data.kubelet_dir.display(),
+                    gofmt::io_error(&e)
+                ),
+            );
+            return None;
+        }
+    };
+    let mounts = match data.fs.read(&data.mounts_file) {
+        Ok(m) => m,
+        Err(_) => {
+            data.reporter.warn(
+                SRC,
+                &format!(
+                    "[reset] Failed to unmount mounted directories in {} \n",
+                    data.kubelet_dir.display()
+                ),
+            );
+            return None;
+        }
+    };
+    for mount_point in mounts_below(&String::from_utf8_lossy(&mounts), &dir) {
+        if data.fs.unmount(Path::new(&mount_point)).is_err() {
+            data.reporter.warn(
+                "unmount_linux.go",
+                &format!(
+                    "[reset] Failed to unmount mounted directory in {}/: {mount_point}",
+                    dir.display()
+                ),
+            );
+        }
+    }
+    Some(dir)
+}
+
+/// The mount points in a `/proc/mounts` text strictly below `dir`, in the file's order. As
+/// upstream, the second space-separated field is compared as it is written (octal escapes such as
+/// `\040` are not decoded).
+pub fn mounts_below(mounts: &str, dir: &Path) -> Vec<String> {
+    let mut prefix = dir.display().to_string();
+    if !prefix.ends_with('/') {
+        prefix.push('/');
+    }
+    mounts
+        .split('\n')
+        .filter_map(|line| line.split(' ').nth(1))
+        .filter(|mount_point| mount_point.starts_with(&prefix))
+        .map(str::to_string)
+        .collect()
+}
+
+/// Upstream's `resetConfigDir`: empties the manifests and certificates directories, deletes the
+/// kubeconfig files.
+fn reset_config_dir(data: &ResetData) {
+    let dirs = vec![data.kubernetes_dir.join("manifests"), data.cert_dir.clone()];
+    if data.dry_run {
+        data.say(&format!(
+            "[reset] Would delete contents of directories: {}",
+            gofmt::list(dirs.iter().map(|p| p.display()))
+        ));
+    } else {
+        data.say(&format!(
+            "[reset] Deleting contents of directories: {}",
+            gofmt::list(dirs.iter().map(|p| p.display()))
+        ));
+        for dir in &dirs {
+            if let Err(e) = clean_dir(&*data.fs, dir) {
+                data.reporter.warn(
+                    "cleanupnode.go",
+                    &format!(
+                        "[reset] Failed to delete contents of {} directory: {}",
+                        gofmt::quote(&dir.display().to_string()),
+                        gofmt::io_error(&e)
+                    ),
+                );
+            }
+        }
+    }
+    let files: Vec<PathBuf> = FILES_TO_CLEAN
+        .iter()
+        .map(|f| data.kubernetes_dir.join(f))
+        .collect();
+    if data.dry_run {
+        data.say(&format!(
+            "[reset] Would delete files: {}",
+            gofmt::list(files.iter().map(|p| p.display()))
+        ));
+    } else {
+        data.say(&format!(
+            "[reset] Deleting files: {}",
+            gofmt::list(files.iter().map(|p| p.display()))
+        ));
+        for file in &files {
+            if let Err(e) = data.fs.remove_all(file) {
+                data.reporter.warn(
+                    "cleanupnode.go",
+                    &format!(
+                        "[reset] Failed to remove file: {} [{}]\n",
+                        gofmt::quote(&file.display().to_string()),
+                        gofmt::io_error(&e)
+                    ),
+                );
+            }
+        }
+    }
+}
+
+/// Upstream's `CleanDir`: removes everything inside `dir`, keeping `dir`; nothing to do when it
+/// does not exist. Stops at the first entry that cannot be removed.
+pub fn clean_dir(fs: &dyn Fs, dir: &Path) -> std::io::Result<()> {
+    if !fs.exists(dir) {
+        return Ok(());
+    }
+    for name in fs.list_dir(dir)? {
+        fs.remove_all(&dir.join(name))?;
+    }
+    Ok(())
+}

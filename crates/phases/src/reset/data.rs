@@ -1,0 +1,91 @@
+//! What the `kubeadm reset` phases share (upstream's `resetData` from `newResetData`): the
+//! configuration fetched from the cluster (when there is one), the flags, the well-known
+//! directories, the stateful directories the phases collect for emptying, and the effects.
+
+use std::collections::BTreeSet;
+use std::io::BufRead;
+use std::path::PathBuf;
+
+use kubeadm_api::internal::InitConfig;
+use kubeadm_effects::cluster::Cluster;
+use kubeadm_effects::cri::Runtime;
+use kubeadm_effects::etcd::Etcd;
+use kubeadm_effects::fs::Fs;
+use kubeadm_effects::host_probe::HostProbe;
+use kubeadm_effects::init_system::InitSystem;
+use kubeadm_effects::report::Reporter;
+
+/// Upstream's default `--cert-dir`.
+pub const DEFAULT_CERT_DIR: &str = kubeadm_core::layout::PKI_DIR;
+
+/// Opens an etcd client on the given endpoints with the given CA, client certificate and key files.
+pub type EtcdConnector = Box<dyn Fn(&[String], &EtcdTlsFiles) -> Result<Box<dyn Etcd>, String> + Send + Sync>;
+
+/// The files of upstream's etcd client: `etcd/ca.crt`, `etcd/healthcheck-client.{crt,key}` under the
+/// certificates directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EtcdTlsFiles {
+    /// The etcd CA certificate.
+    pub ca: PathBuf,
+    /// The client certificate.
+    pub cert: PathBuf,
+    /// The client key.
+    pub key: PathBuf,
+}
+
+/// What the reset phases work from.
+pub struct ResetData {
+    /// The configuration fetched from the cluster, `None` when there is no cluster to ask (upstream
+    /// only warns then).
+    pub cfg: Option<InitConfig>,
+    /// `--dry-run`.
+    pub dry_run: bool,
+    /// `-f/--force`: no confirmation prompt.
+    pub force: bool,
+    /// The preflight checks whose errors become warnings (lower case).
+    pub ignore_preflight_errors: BTreeSet<String>,
+    /// `--cert-dir`, emptied by `cleanup-node`.
+    pub cert_dir: PathBuf,
+    /// `/etc/kubernetes`.
+    pub kubernetes_dir: PathBuf,
+    /// `/var/lib/kubelet`.
+    pub kubelet_dir: PathBuf,
+    /// Where `/proc/mounts` is read from.
+    pub mounts_file: PathBuf,
+    /// Where the confirmation answer is read from (standard input).
+    pub input: Box<dyn BufRead + Send>,
+    /// The directories emptied after the phases, in the order the phases added them.
+    pub dirs_to_clean: Vec<PathBuf>,
+    /// The file system.
+    pub fs: Box<dyn Fs>,
+    /// The init system that runs the kubelet.
+    pub init_system: Box<dyn InitSystem>,
+    /// The container runtime behind the CRI socket in use.
+    pub runtime: Box<dyn Runtime>,
+    /// What the root check reads.
+    pub host_probe: Box<dyn HostProbe>,
+    /// The API server, when `--kubeconfig` gave a usable client.
+    pub cluster: Option<Box<dyn Cluster>>,
+    /// Connects to etcd (only called outside dry runs, with a configuration from the cluster).
+    pub etcd: EtcdConnector,
+    /// Where output goes.
+    pub reporter: Box<dyn Reporter>,
+}
+
+impl std::fmt::Debug for ResetData {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ResetData")
+            .field("dry_run", &self.dry_run)
+            .field("force", &self.force)
+            .field("cert_dir", &self.cert_dir)
+            .field("dirs_to_clean", &self.dirs_to_clean)
+            .field("has_cfg", &self.cfg.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl ResetData {
+    pub(crate) fn say(&self, line: &str) {
+        self.reporter.out(&format!("{line}\n"));
+    }
+}

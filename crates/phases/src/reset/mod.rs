@@ -1,0 +1,37 @@
+//! `kubeadm reset` (upstream's `cmd/reset.go` and `cmd/phases/reset/`): the generated phase tree
+//! ([`tree`]), the data its phases share ([`ResetData`], upstream's `newResetData`), one file per
+//! phase, [`cluster`] (what reset asks the cluster: its configuration, the etcd member to remove)
+//! and [`finish`] (what `kubeadm reset` does after its phases).
+
+pub mod tree;
+
+mod cleanup_node;
+pub mod cluster;
+mod data;
+pub mod finish;
+mod preflight;
+mod remove_etcd_member;
+
+pub use cleanup_node::{clean_dir, mounts_below};
+pub use data::{DEFAULT_CERT_DIR, EtcdConnector, EtcdTlsFiles, ResetData};
+pub use preflight::ConfirmError;
+pub use remove_etcd_member::{EtcdDataDirError, etcd_data_dir};
+
+use kubeadm_workflow::Workflow;
+
+/// The `kubeadm reset` workflow with its three phases bound to their run functions. What follows
+/// the phases in `kubeadm reset` itself ([`finish::clean_stateful_dirs`], the instructions)
+/// is the caller's, as upstream's command runs it after the workflow and phase subcommands do not.
+pub fn workflow() -> Workflow<ResetData> {
+    let mut wf = tree::workflow();
+    let bound = [
+        wf.bind("preflight", preflight::run_preflight),
+        wf.bind("remove-etcd-member", remove_etcd_member::run_remove_etcd_member),
+        wf.bind("cleanup-node", cleanup_node::run_cleanup_node),
+    ];
+    debug_assert!(
+        bound.iter().all(|b| *b),
+        "a bound phase is missing from the generated tree"
+    );
+    wf
+}

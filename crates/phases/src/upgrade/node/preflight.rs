@@ -1,0 +1,20 @@
+//! The `preflight` phase of `kubeadm upgrade node` (upstream's `cmd/phases/upgrade/node/preflight.go`):
+//! the root check, then the image pull of a control-plane node (not implemented yet; a worker skips it).
+
+use kubeadm_workflow::PhaseError;
+
+use crate::NotImplemented;
+use crate::preflight::{IgnoreSet, root_checks, run_checks};
+use crate::upgrade::node::NodeData;
+
+/// Upstream's `runPreflight`: the root check, then the image pull of a control-plane node.
+pub(crate) fn run_preflight(data: &mut NodeData) -> Result<(), PhaseError> {
+    data.say("[preflight] Running pre-flight checks");
+    let ignore = IgnoreSet::from(data.ignore_preflight_errors.clone());
+    run_checks(&root_checks(), &*data.host_probe, &*data.runtime, &ignore).report(&*data.reporter)?;
+    if data.is_control_plane {
+        return Err(Box::new(NotImplemented));
+    }
+    data.say("[preflight] Skipping prepull. Not a control plane node.");
+    Ok(())
+}
