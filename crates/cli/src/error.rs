@@ -51,3 +51,38 @@ impl From<kubeadm_workflow::WorkflowError> for CommandError {
         }
     }
 }
+
+/// An upgrade command's failure keeps the exit code its variant names.
+impl From<kubeadm_phases::upgrade::UpgradeError> for CommandError {
+    fn from(e: kubeadm_phases::upgrade::UpgradeError) -> Self {
+        use kubeadm_phases::upgrade::UpgradeError;
+        match e {
+            UpgradeError::Failed(m) => CommandError::Failed(m),
+            UpgradeError::Preflight(m) => CommandError::Preflight(m),
+            UpgradeError::Validation(m) => CommandError::Validation(m),
+        }
+    }
+}
+
+impl From<kubeadm_phases::upgrade::diff::DiffError> for CommandError {
+    /// Bad input (an empty manifest path, a version that is not one, a wrong number of arguments)
+    /// exits 3, as this project's rule says; upstream returns every one of these as a plain
+    /// error and exits 1. A file that cannot be used, or a cluster that cannot be asked, exits 1.
+    fn from(e: kubeadm_phases::upgrade::diff::DiffError) -> Self {
+        use kubeadm_phases::upgrade::diff::DiffError;
+        match e {
+            DiffError::EmptyPath
+            | DiffError::MissingVersion
+            | DiffError::TooManyArguments
+            | DiffError::Version(_) => CommandError::Validation(e.to_string()),
+            _ => CommandError::Failed(e.to_string()),
+        }
+    }
+}
+
+/// A certificate renewal's failure: exit code 1.
+impl From<kubeadm_phases::renewal::RenewalError> for CommandError {
+    fn from(e: kubeadm_phases::renewal::RenewalError) -> Self {
+        CommandError::Failed(e.0)
+    }
+}

@@ -110,3 +110,22 @@ pub fn fetch_new_node_config(
     };
     load_init_config(KUBEADM_CONFIG_CONFIG_MAP, &text, &mut inputs).map_err(FetchError::Config)
 }
+
+/// Prints defaulting and loading warnings as upstream logs them. Upstream first tries to fetch
+/// release markers from the internet and warns when that fails; we resolve labels offline on purpose,
+/// so those two warnings become a `-v=1` note.
+pub fn log_config_warnings(rep: &dyn Reporter, warnings: &[String]) {
+    for w in warnings {
+        if w.starts_with("could not fetch a Kubernetes version from the internet")
+            || w.starts_with("falling back to the local client version")
+        {
+            rep.info(
+                1,
+                "version.rs",
+                &format!("[version] {w} (labels are resolved offline)"),
+            );
+        } else {
+            rep.warn("config.rs", w);
+        }
+    }
+}

@@ -23,10 +23,11 @@ pub mod init;
 pub mod join;
 mod kubelet;
 pub mod preflight;
+pub mod renewal;
 pub mod reset;
 pub mod upgrade;
 
-pub use config_from_cluster::{FetchError, fetch_new_node_config};
+pub use config_from_cluster::{FetchError, fetch_new_node_config, log_config_warnings};
 pub use init::{
     ClusterAccess, ClusterConnectError, ClusterConnector, CreateTokensError, ExternalCaCheck, InitData,
     KeyPool, create_new_tokens, detect_external_ca, external_ca_check, pki_inputs,

@@ -7,19 +7,21 @@ use std::path::{Path, PathBuf};
 use kubeadm_api::internal::InitConfig;
 use kubeadm_api::v1beta3::ClusterConfiguration;
 use kubeadm_core::kubeconfig::{
-    CLIENT_KEY_ALGORITHM, KUBECONFIG_SPECS, UserAuth, build_kubeconfig, embedded_client_certificate,
-    server_url,
+    CLIENT_KEY_ALGORITHM, KUBECONFIG_SPECS, UserAuth, build_kubeconfig, server_url,
 };
 use kubeadm_core::layout::KUBERNETES_DIR;
 use kubeadm_core::pki::{
-    CERT_FILE_MODE, CERT_SPECS, CSR_FILE_MODE, CertId, CertInfo, CertTemplate, EtcdMode, ExpirationRow,
-    KEY_FILE_MODE, KUBECONFIG_FILE_MODE, PrivateKey, cert_list, cert_spec, expiration_entries, issue_csr,
-    issue_signed, render_expiration_table, serial_from_random,
+    CERT_SPECS, CSR_FILE_MODE, CertInfo, CertTemplate, EtcdMode, ExpirationRow, KEY_FILE_MODE,
+    KUBECONFIG_FILE_MODE, cert_spec, expiration_entries, issue_csr, issue_signed, render_expiration_table,
+    serial_from_random,
 };
 use kubeadm_effects::fs::Fs;
 use kubeadm_host::fs::RealFs;
 use kubeadm_host::keygen::AwsLcKeyGen;
-use kubeadm_phases::{KeyPool, external_ca_check, pki_inputs};
+use kubeadm_phases::renewal::{
+    Handler, externally_managed, handlers, load_ca, read_handler_cert, write_renewed,
+};
+use kubeadm_phases::{KeyPool, pki_inputs};
 
 use crate::cobra::execute::Invocation;
 use crate::commands::config_load::{load_or_default_init, log_warnings};
@@ -27,22 +29,6 @@ use crate::error::{CommandError, Output};
 use crate::setup::host_facts;
 use crate::setup::reporter;
 use crate::setup::unix_now;
-
-/// The kubeconfig files whose client certificates are renewed, with upstream's long names.
-const KUBECONFIG_RENEWALS: [(&str, &str); 3] = [
-    (
-        "admin.conf",
-        "certificate embedded in the kubeconfig file for the admin to use and for kubeadm itself",
-    ),
-    (
-        "controller-manager.conf",
-        "certificate embedded in the kubeconfig file for the controller manager to use",
-    ),
-    (
-        "scheduler.conf",
-        "certificate embedded in the kubeconfig file for the scheduler manager to use",
-    ),
-];
 
 fn failed(e: impl std::fmt::Display) -> CommandError {
     CommandError::Failed(e.to_string())
@@ -80,101 +66,6 @@ fn internal_cfg(inv: &Invocation<'_>, prefix: &str, out: &mut Output) -> Result<
     Ok(cfg)
 }
 
-fn ca_ux_name(ca: CertId) -> &'static str {
-    match ca {
-        CertId::FrontProxyCa => "front-proxy CA",
-        CertId::EtcdCa => "etcd CA",
-        _ => "CA",
-    }
-}
-
-/// Upstream's `IsExternallyManaged`.
-fn externally_managed(cert_dir: &Path, ca: CertId, now: i64) -> Result<bool, CommandError> {
-    let status = external_ca_check(&RealFs, cert_dir, ca, ca_ux_name(ca), now);
-    match status.error {
-        Some(e) => Err(CommandError::Failed(format!(
-            "Error checking external CA condition for {} certificate authority: {e}",
-            cert_spec(ca).base_name
-        ))),
-        None => Ok(status.external),
-    }
-}
-
-/// One certificate the renewal manager knows.
-struct Handler {
-    name: String,
-    long_name: &'static str,
-    /// The `.crt` file, or the kubeconfig file.
-    path: PathBuf,
-    /// The `.key` file for certificates in the PKI dir.
-    key_path: Option<PathBuf>,
-    ca: CertId,
-}
-
-fn handlers(cert_dir: &Path, etcd: &EtcdMode) -> Vec<Handler> {
-    let mut out: Vec<Handler> = cert_list(etcd)
-        .filter_map(|spec| {
-            spec.ca.map(|ca| Handler {
-                name: spec.name.to_string(),
-                long_name: spec.long_name,
-                path: cert_dir.join(format!("{}.crt", spec.base_name)),
-                key_path: Some(cert_dir.join(format!("{}.key", spec.base_name))),
-                ca,
-            })
-        })
-        .collect();
-    for (file, long_name) in KUBECONFIG_RENEWALS {
-        out.push(Handler {
-            name: file.to_string(),
-            long_name,
-            path: Path::new(KUBERNETES_DIR).join(file),
-            key_path: None,
-            ca: CertId::Ca,
-        });
-    }
-    out.sort_by(|a, b| a.name.cmp(&b.name));
-    out
-}
-
-fn load_kubeconfig(path: &Path) -> Result<serde_json::Value, CommandError> {
-    let text = read_text(path).ok_or_else(|| {
-        failed(format!(
-            "failed to load kubeConfig file {}: open {}: no such file or directory",
-            path.display(),
-            path.display()
-        ))
-    })?;
-    kubeadm_yaml::parse_documents(&text)
-        .ok()
-        .and_then(|d| d.into_iter().next())
-        .map(|d| d.value)
-        .ok_or_else(|| failed(format!("failed to load kubeConfig file {}", path.display())))
-}
-
-/// The certificate a handler reads (`certificateReadWriter.Read`).
-fn read_handler_cert(h: &Handler, cert_dir: &Path) -> Result<CertInfo, CommandError> {
-    if h.key_path.is_some() {
-        return read_text(&h.path)
-            .and_then(|t| CertInfo::from_pem(&t).ok())
-            .ok_or_else(|| {
-                failed(format!(
-                    "failed to load existing certificate {}",
-                    h.path.display()
-                ))
-            });
-    }
-    let doc = load_kubeconfig(&h.path)?;
-    if read_text(&cert_dir.join("ca.crt")).is_none_or(|t| CertInfo::from_pem(&t).is_err()) {
-        return Err(failed("failed to load existing certificate ca"));
-    }
-    embedded_client_certificate(&doc).ok_or_else(|| {
-        failed(format!(
-            "kubeConfig file {} does not have an embedded client certificate",
-            h.path.display()
-        ))
-    })
-}
-
 /// `kubeadm certs check-expiration`.
 pub(crate) fn check_expiration(inv: &Invocation<'_>, out: &mut Output) -> Result<(), CommandError> {
     let cfg = internal_cfg(inv, "check-expiration", out)?;
@@ -183,15 +74,15 @@ pub(crate) fn check_expiration(inv: &Invocation<'_>, out: &mut Output) -> Result
     let cert_dir = PathBuf::from(&cfg.cluster.certificates_dir);
     let etcd = pki_inputs(&cfg).etcd;
     let (certs, cas) = expiration_entries(&etcd);
-    let by_name = handlers(&cert_dir, &etcd);
+    let by_name = handlers(Path::new(KUBERNETES_DIR), &cert_dir, &etcd);
     let mut rows = Vec::new();
     for entry in &certs {
         let Some(h) = by_name.iter().find(|h| h.name == entry.name) else {
             continue;
         };
         let found = if RealFs.exists(&h.path) {
-            let external = externally_managed(&cert_dir, h.ca, now)?;
-            let cert = read_handler_cert(h, &cert_dir)?;
+            let external = externally_managed(&RealFs, &cert_dir, h.ca, now)?;
+            let cert = read_handler_cert(&RealFs, h, &cert_dir)?;
             Some((cert.not_after, external))
         } else {
             None
@@ -209,7 +100,7 @@ pub(crate) fn check_expiration(inv: &Invocation<'_>, out: &mut Output) -> Result
         };
         let path = cert_dir.join(format!("{}.crt", spec.base_name));
         let found = if RealFs.exists(&path) {
-            let external = externally_managed(&cert_dir, spec.id, now)?;
+            let external = externally_managed(&RealFs, &cert_dir, spec.id, now)?;
             let cert = read_text(&path)
                 .and_then(|t| CertInfo::from_pem(&t).ok())
                 .ok_or_else(|| failed(format!("failed to load existing certificate {}", spec.base_name)))?;
@@ -227,39 +118,6 @@ pub(crate) fn check_expiration(inv: &Invocation<'_>, out: &mut Output) -> Result
     Ok(())
 }
 
-/// Upstream's `LoadCertificateAuthority` for a renewal.
-fn load_ca(cert_dir: &Path, ca: CertId) -> Result<(CertInfo, PrivateKey), CommandError> {
-    let base = cert_spec(ca).base_name;
-    let crt = cert_dir.join(format!("{base}.crt"));
-    let key = cert_dir.join(format!("{base}.key"));
-    if !RealFs.exists(&crt) && !RealFs.exists(&key) {
-        return Err(failed(format!(
-            "couldn't load {base} certificate authority from {}",
-            cert_dir.display()
-        )));
-    }
-    let cert = read_text(&crt)
-        .and_then(|t| CertInfo::from_pem(&t).ok())
-        .ok_or_else(|| {
-            failed(format!(
-                "failure loading {base} certificate authority: failed to load certificate"
-            ))
-        })?;
-    let private = read_text(&key)
-        .and_then(|t| PrivateKey::from_pem(&t).ok())
-        .ok_or_else(|| {
-            failed(format!(
-                "failure loading {base} certificate authority: failed to load key"
-            ))
-        })?;
-    if !cert.is_ca {
-        return Err(failed(format!(
-            "{base} certificate is not a certificate authority"
-        )));
-    }
-    Ok((cert, private))
-}
-
 /// `kubeadm certs renew <name>` and `certs renew all`.
 pub(crate) fn renew(inv: &Invocation<'_>, out: &mut Output) -> Result<(), CommandError> {
     let which = inv.command.name();
@@ -267,7 +125,7 @@ pub(crate) fn renew(inv: &Invocation<'_>, out: &mut Output) -> Result<(), Comman
     let inputs = pki_inputs(&cfg);
     let cert_dir = PathBuf::from(&cfg.cluster.certificates_dir);
     let now = unix_now();
-    let active = handlers(&cert_dir, &inputs.etcd);
+    let active = handlers(Path::new(KUBERNETES_DIR), &cert_dir, &inputs.etcd);
     let mut pool = KeyPool::default();
     let all = which == "all";
     if all {
@@ -282,6 +140,7 @@ pub(crate) fn renew(inv: &Invocation<'_>, out: &mut Output) -> Result<(), Comman
     // Single renewals look the name up in the full table: an etcd certificate with external etcd is
     // simply missing.
     let full = handlers(
+        Path::new(KUBERNETES_DIR),
         &cert_dir,
         &EtcdMode::Local {
             server_cert_sans: Vec::new(),
@@ -299,7 +158,7 @@ pub(crate) fn renew(inv: &Invocation<'_>, out: &mut Output) -> Result<(), Comman
             out.push_str(&format!("MISSING! {}\n", h.long_name));
             continue;
         }
-        if externally_managed(&cert_dir, h.ca, now)? {
+        if externally_managed(&RealFs, &cert_dir, h.ca, now)? {
             out.push_str(&format!(
                 "Detected external {}, {} can't be renewed\n",
                 cert_spec(h.ca).base_name,
@@ -307,9 +166,9 @@ pub(crate) fn renew(inv: &Invocation<'_>, out: &mut Output) -> Result<(), Comman
             ));
             continue;
         }
-        let cert = read_handler_cert(h, &cert_dir)?;
+        let cert = read_handler_cert(&RealFs, h, &cert_dir)?;
         let template = CertTemplate::from_existing(&cert);
-        let (ca_cert, ca_key) = load_ca(&cert_dir, h.ca)?;
+        let (ca_cert, ca_key) = load_ca(&RealFs, &cert_dir, h.ca)?;
         let key = pool.take(&AwsLcKeyGen, inputs.key_algorithm).map_err(failed)?;
         let issued = issue_signed(
             &template,
@@ -321,51 +180,13 @@ pub(crate) fn renew(inv: &Invocation<'_>, out: &mut Output) -> Result<(), Comman
             serial_from_random(rand::random::<u64>()),
         )
         .map_err(|e| failed(format!("failed to renew certificate {}: {e}", h.name)))?;
-        write_renewed(h, &ca_cert, &issued.pem, &key.to_pem())?;
+        write_renewed(&RealFs, h, &ca_cert, &issued.pem, &key.to_pem())?;
         out.push_str(&format!("{} renewed\n", h.long_name));
     }
     if all {
         out.push_str("\nDone renewing certificates. You must restart the kube-apiserver, kube-controller-manager, kube-scheduler and etcd, so that they can use the new certificates.\n");
     }
     Ok(())
-}
-
-fn write_renewed(h: &Handler, ca: &CertInfo, cert_pem: &str, key_pem: &str) -> Result<(), CommandError> {
-    use base64::Engine as _;
-    let write = |path: &Path, text: &str, mode: u32| {
-        RealFs
-            .write(path, text.as_bytes(), mode)
-            .map_err(|e| failed(format!("unable to write {}: {e}", path.display())))
-    };
-    if let Some(key_path) = &h.key_path {
-        write(key_path, key_pem, KEY_FILE_MODE)?;
-        return write(&h.path, cert_pem, CERT_FILE_MODE);
-    }
-    // Replace the CA and the current user's credentials, keep the rest of the file.
-    let mut doc = load_kubeconfig(&h.path)?;
-    let b64 = |s: &str| serde_json::Value::String(base64::engine::general_purpose::STANDARD.encode(s));
-    let current = doc["current-context"].as_str().unwrap_or_default().to_string();
-    let ctx = doc["contexts"]
-        .as_array()
-        .and_then(|cs| cs.iter().find(|c| c["name"] == current.as_str()))
-        .map(|c| c["context"].clone())
-        .unwrap_or_default();
-    let (cluster, user) = (
-        ctx["cluster"].as_str().unwrap_or_default().to_string(),
-        ctx["user"].as_str().unwrap_or_default().to_string(),
-    );
-    if let Some(cs) = doc["clusters"].as_array_mut() {
-        for c in cs.iter_mut().filter(|c| c["name"] == cluster.as_str()) {
-            c["cluster"]["certificate-authority-data"] = b64(&ca.to_pem());
-        }
-    }
-    if let Some(us) = doc["users"].as_array_mut() {
-        for u in us.iter_mut().filter(|u| u["name"] == user.as_str()) {
-            u["user"]["client-certificate-data"] = b64(cert_pem);
-            u["user"]["client-key-data"] = b64(key_pem);
-        }
-    }
-    write(&h.path, &kubeadm_yaml::to_string(&doc), KUBECONFIG_FILE_MODE)
 }
 
 /// `kubeadm certs generate-csr`: keys and CSRs for every signed certificate and kubeconfig file.

@@ -15,24 +15,7 @@ use kubeadm_host::fs::RealFs;
 use kubeadm_host::report::TerminalReporter;
 
 use crate::error::CommandError;
-/// Prints defaulting and loading warnings as upstream logs them. Upstream first tries to fetch
-/// release markers from the internet and warns when that fails; we resolve labels offline on purpose,
-/// so those two warnings become a `-v=1` note.
-pub(crate) fn log_warnings(rep: &dyn Reporter, warnings: &[String]) {
-    for w in warnings {
-        if w.starts_with("could not fetch a Kubernetes version from the internet")
-            || w.starts_with("falling back to the local client version")
-        {
-            rep.info(
-                1,
-                "version.rs",
-                &format!("[version] {w} (labels are resolved offline)"),
-            );
-        } else {
-            rep.warn("config.rs", w);
-        }
-    }
-}
+pub(crate) use kubeadm_phases::log_config_warnings as log_warnings;
 
 pub(crate) fn new_token() -> BootstrapTokenString {
     BootstrapTokenString::generate(rand::random::<u8>)

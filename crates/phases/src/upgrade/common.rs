@@ -1,0 +1,277 @@
+//! What the `kubeadm upgrade` commands share (upstream's `cmd/upgrade/common.go`): the output
+//! printer, the configuration from the cluster or `--config`, the 1.25 move of the legacy image
+//! registry, the repair of a doubled CRI socket scheme, and the root and CoreDNS checks run first.
+
+use std::path::Path;
+
+use kubeadm_api::dynamic::{DynamicInputs, HostFacts};
+use kubeadm_api::internal::{InitConfig, load_init_config};
+use kubeadm_api::v1beta3::BootstrapTokenString;
+use kubeadm_api::version::offline;
+use kubeadm_effects::cluster::{Cluster, ClusterError, Resource};
+use kubeadm_effects::fs::Fs;
+use kubeadm_effects::host_probe::HostProbe;
+use kubeadm_effects::report::Reporter;
+
+use crate::log_config_warnings;
+use crate::preflight::{IgnoreSet, collect_findings};
+use crate::reset::cluster::{FetchConfigError, fetch_init_config};
+use crate::upgrade::UpgradeError;
+use crate::upgrade::versions::dns_version;
+
+/// How the plan is printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// Text tables (the default).
+    Text,
+    /// One `UpgradePlan` per upgrade, as JSON.
+    Json,
+    /// One `UpgradePlan` per upgrade, as YAML.
+    Yaml,
+}
+
+/// Upstream's output printer: in text mode it prints what it is given; in JSON/YAML mode it
+/// drops all text and prints only the plans.
+pub struct Printer<'a> {
+    /// The output format.
+    pub format: Format,
+    /// Where everything goes.
+    pub rep: &'a dyn Reporter,
+}
+
+impl std::fmt::Debug for Printer<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Printer")
+            .field("format", &self.format)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Printer<'_> {
+    /// Prints `text` in text mode only.
+    pub fn print(&self, text: &str) {
+        if self.format == Format::Text {
+            self.rep.out(text);
+        }
+    }
+}
+
+/// Upstream's `loadConfig` for plan: the configuration from the cluster, or from `--config`. A
+/// file holding kubeadm types is a (discouraged) reconfiguration: all of it comes from the file,
+/// and `true` is returned; a file of only component configs changes nothing plan shows.
+pub fn load_config(
+    path: &str,
+    cluster: &dyn Cluster,
+    fs: &dyn Fs,
+    host: &HostFacts,
+    kubelet_conf: &Path,
+    new_token: &mut dyn FnMut() -> BootstrapTokenString,
+    printer: &Printer<'_>,
+) -> Result<(InitConfig, bool), UpgradeError> {
+    let fatal = |e: String| UpgradeError::Failed(format!("[upgrade/config] FATAL: {e}"));
+    let mut inputs = DynamicInputs {
+        host,
+        new_token,
+        fetch_version: &offline,
+    };
+    if !path.is_empty() {
+        let text = fs
+            .read(Path::new(path))
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .map_err(|e| {
+                fatal(format!(
+                    "unable to load config from file {path:?}: open {path}: {}",
+                    kubeadm_api::gofmt::io_error(&e)
+                ))
+            })?;
+        let kubeadm_types = text.lines().any(|l| {
+            l.trim_start()
+                .strip_prefix("apiVersion:")
+                .is_some_and(|v| v.trim().trim_matches(['"', '\'']).starts_with("kubeadm.k8s.io/"))
+        });
+        if kubeadm_types {
+            printer.rep.warn(
+                "common.go",
+                "WARNING: Usage of the --config flag with kubeadm config types for reconfiguring the cluster during upgrade is not recommended!",
+            );
+            let cfg = load_init_config(path, &text, &mut inputs).map_err(|e| fatal(e.to_string()))?;
+            log_config_warnings(printer.rep, &cfg.warnings);
+            return Ok((cfg, true));
+        }
+    }
+    printer.print("[upgrade/config] Reading configuration from the cluster...\n");
+    printer.print("[upgrade/config] FYI: You can look at this config file with 'kubectl -n kube-system get cm kubeadm-config -o yaml'\n");
+    let mut warnings = Vec::new();
+    let fetched = fetch_init_config(cluster, fs, kubelet_conf, &mut inputs, &mut warnings);
+    log_config_warnings(printer.rep, &inputs_warnings(&warnings));
+    match fetched {
+        Ok(mut cfg) => {
+            log_config_warnings(printer.rep, &cfg.warnings);
+            if path.is_empty() {
+                mutate_image_repository(&mut cfg, cluster, printer.rep).map_err(fatal)?;
+            }
+            Ok((cfg, false))
+        }
+        Err(FetchConfigError::ConfigMap(e)) if e.is_not_found() => {
+            printer.print(
+                "[upgrade/config] In order to upgrade, a ConfigMap called \"kubeadm-config\" in the kube-system namespace must exist.\n\
+                 [upgrade/config] Without this information, 'kubeadm upgrade' won't know how to configure your upgraded cluster.\n\n\
+                 [upgrade/config] Next steps:\n\
+                 \t- OPTION 1: Run 'kubeadm config upload from-flags' and specify the same CLI arguments you passed to 'kubeadm init' when you created your control-plane.\n\
+                 \t- OPTION 2: Run 'kubeadm config upload from-file' and specify the same config file you passed to 'kubeadm init' when you created your control-plane.\n\
+                 \t- OPTION 3: Pass a config file to 'kubeadm upgrade' using the --config flag.\n\n",
+            );
+            Err(fatal(
+                "the ConfigMap \"kubeadm-config\" in the kube-system namespace used for getting configuration information was not found"
+                    .into(),
+            ))
+        }
+        Err(FetchConfigError::ConfigMap(e)) => {
+            let reason = go_transport_error(&e).unwrap_or_else(|| e.to_string());
+            Err(fatal(format!("failed to get config map: {reason}")))
+        }
+        Err(e) => Err(fatal(e.to_string())),
+    }
+}
+
+/// Upstream's `MutateImageRepository` (1.25 only): a configuration naming the legacy registry is
+/// moved to its successor, in memory and in the `kubeadm-config` ConfigMap (with its RBAC, as
+/// `UploadConfiguration` writes them).
+pub fn mutate_image_repository(
+    cfg: &mut InitConfig,
+    cluster: &dyn Cluster,
+    rep: &dyn Reporter,
+) -> Result<(), String> {
+    use kubeadm_core::cluster::upload_config as upload;
+    if cfg.cluster.image_repository != "k8s.gcr.io" {
+        return Ok(());
+    }
+    cfg.cluster.image_repository = "registry.k8s.io".to_string();
+    rep.info(
+        1,
+        "uploadconfig.go",
+        "updating the ClusterConfiguration.ImageRepository field in the kube-system/kubeadm-config ConfigMap \
+         to be 'registry.k8s.io' instead of the legacy default of 'k8s.gcr.io'",
+    );
+    rep.out(&format!(
+        "[upload-config] Storing the configuration used in ConfigMap {:?} in the {:?} Namespace\n",
+        upload::KUBEADM_CONFIG_CONFIG_MAP,
+        "kube-system"
+    ));
+    let failed = |e: ClusterError| {
+        format!(
+            "could not mutate the ClusterConfiguration.ImageRepository field in the kube-system/kubeadm-config ConfigMap: {e}"
+        )
+    };
+    let cm = upload::kubeadm_config_map(&cfg.cluster, &cfg.resolved);
+    let value = cm["data"][upload::CLUSTER_CONFIGURATION_KEY].clone();
+    cluster
+        .create_or_mutate_config_map(&cm, &mut |existing| {
+            existing["data"][upload::CLUSTER_CONFIGURATION_KEY] = value.clone();
+            Ok(())
+        })
+        .map_err(failed)?;
+    for obj in upload::kubeadm_config_rbac() {
+        let resource = match kubeadm_core::cluster::meta::api_resource(&obj) {
+            Some(api) => Resource::from_group_version(api.group_version, api.resource),
+            None => Resource::config_maps(),
+        };
+        cluster
+            .create_or_update_with_retry(&resource, &obj)
+            .map_err(failed)?;
+    }
+    Ok(())
+}
+
+/// client-go's wording of a GET that found no server listening:
+/// `Get "<url>?timeout=10s": dial tcp <host:port>: connect: connection refused`.
+fn go_transport_error(e: &ClusterError) -> Option<String> {
+    let ClusterError::Unavailable { message, .. } = e else {
+        return None;
+    };
+    let (url, reason) = message.split_once(": ")?;
+    if !reason.contains("Connection refused") {
+        return None;
+    }
+    let authority = url.split("://").nth(1)?.split('/').next()?;
+    Some(format!(
+        "Get \"{url}?timeout=10s\": dial tcp {authority}: connect: connection refused"
+    ))
+}
+
+/// Plan loads no component configs while reading the configuration (upstream's
+/// `skipComponentConfigs`), so the missing-config warnings of that step are not its own.
+fn inputs_warnings(warnings: &[String]) -> Vec<String> {
+    warnings
+        .iter()
+        .filter(|w| !w.starts_with("Warning: No "))
+        .cloned()
+        .collect()
+}
+
+/// kubeadm v1.24.0-2 could store the Node's CRI socket as `unix://unix://…`; upstream 1.25
+/// repairs the scheme and the Node's annotation whenever upgrade runs.
+pub fn fix_cri_socket_scheme(
+    cfg: &mut InitConfig,
+    cluster: &dyn Cluster,
+    hostname: &dyn Fn() -> String,
+) -> Result<(), UpgradeError> {
+    const SCHEME: &str = "unix://";
+    let reg = &mut cfg.init.node_registration;
+    if !reg.cri_socket.starts_with(&format!("{SCHEME}{SCHEME}")) {
+        return Ok(());
+    }
+    let socket = format!("{SCHEME}{}", reg.cri_socket.replace(SCHEME, ""));
+    reg.cri_socket = socket.clone();
+    let name = if reg.name.is_empty() {
+        hostname()
+    } else {
+        reg.name.clone()
+    };
+    cluster
+        .patch_node(&name, &mut |current| {
+            let mut annotated = current.clone();
+            kubeadm_core::cluster::node::annotate_cri_socket(&mut annotated, &socket);
+            kubeadm_core::cluster::node::two_way_merge_patch(current, &annotated)
+        })
+        // Upstream names the socket where it means the Node; kept for identical output.
+        .map_err(|e| UpgradeError::Failed(format!("error updating the CRI socket for Node {socket:?}: {e}")))
+}
+
+/// Upstream's `RunRootCheckOnly`.
+pub fn root_check(host: &dyn HostProbe, ignore: &IgnoreSet, rep: &dyn Reporter) -> Result<(), UpgradeError> {
+    if host.uid() == 0 {
+        return Ok(());
+    }
+    let error = Some("user is not running as root".to_string());
+    collect_findings([("IsPrivilegedUser", error)], ignore, rep)
+        .map_err(|e| UpgradeError::Preflight(e.to_string()))
+}
+
+/// Upstream's `RunCoreDNSMigrationCheck`: can the deployed CoreDNS be migrated?
+pub fn coredns_checks(
+    cluster: &dyn Cluster,
+    ignore: &IgnoreSet,
+    rep: &dyn Reporter,
+) -> Result<(), UpgradeError> {
+    use kubeadm_core::upgrade::coredns::{CoreDnsState, coredns_checks};
+    let state = match cluster.get(&Resource::config_maps(), "kube-system", "coredns") {
+        Err(e) if e.is_not_found() => Ok(CoreDnsState::Absent),
+        Err(e) => Err(e.to_string()),
+        Ok(cm) if cm.pointer("/data/Corefile").is_none() => Ok(CoreDnsState::NoCorefile),
+        Ok(_) => dns_version(cluster).map(|version| CoreDnsState::Deployed { version }),
+    };
+    let (unsupported, migration) = match state {
+        Ok(state) => coredns_checks(&state, kubeadm_core::images::COREDNS_VERSION),
+        Err(e) => (Some(e.clone()), Some(e)),
+    };
+    collect_findings(
+        [
+            ("CoreDNSUnsupportedPlugins", unsupported),
+            ("CoreDNSMigration", migration),
+        ],
+        ignore,
+        rep,
+    )
+    .map_err(|e| UpgradeError::Preflight(e.to_string()))
+}
