@@ -10,7 +10,7 @@ Regenerate (from the repository root; the dumper builds against the testbed's Go
     python3 crates/cli/gen/gen.py "$d/dump.json" "$d/b.sh" "$d/z.sh"
     cargo fmt -p kubeadm -p kubeadm-phases
 
-Writes crates/cli/src/command_tree.rs, crates/cli/src/completion_text.rs and
+Writes crates/cli/src/cobra/command_tree.rs, crates/cli/src/cobra/completion_text.rs and
 crates/phases/src/{init,join,reset,upgrade/node}/tree.rs. Only texts, names, types and defaults are
 taken from upstream; all behaviour (parsing, help layout, completion generation) is our own code.
 """
@@ -119,13 +119,13 @@ def gen_tree(d):
         "//! The static command tree of kubeadm v1.25.16: every command's texts, flags and argument rule.\n",
         "//!\n//! Phase subcommands are not here: they are generated from the workflows in `kubeadm-phases`.\n",
         HEADER,
-        "\nuse kubeadm_workflow::{ArgsRule, FlagSpec};\n\nuse crate::command::{CommandSpec, WorkflowKind};\n\n",
+        "\nuse kubeadm_workflow::{ArgsRule, FlagSpec};\n\nuse crate::cobra::command::{CommandSpec, WorkflowKind};\n\n",
         "/// The flags every command inherits from the process (klog's and the Go flag set's).\n",
         "pub(crate) static GLOBAL_FLAGS: &[FlagSpec] = %s;\n\n" % flags(d["globals"], ""),
         "/// The root command and everything below it.\n",
         "pub(crate) static ROOT: CommandSpec = %s;\n" % command(d["root"], "").lstrip(),
     ]
-    write("crates/cli/src/command_tree.rs", "".join(out))
+    write("crates/cli/src/cobra/command_tree.rs", "".join(out))
 
 
 def phase(p, ctx, ind):
@@ -228,7 +228,7 @@ def gen_completion_text(bash_path, zsh_path):
            "//! `completion` from the command tree.\n", HEADER, "\n"]
     for name, text in parts:
         out.append("pub(crate) const %s: &str = %s;\n\n" % (name, lit(text)))
-    write("crates/cli/src/completion_text.rs", "".join(out).rstrip("\n") + "\n")
+    write("crates/cli/src/cobra/completion_text.rs", "".join(out).rstrip("\n") + "\n")
 
 
 if len(sys.argv) > 3:
