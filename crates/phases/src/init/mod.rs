@@ -16,6 +16,7 @@ mod kubelet_finalize;
 mod kubelet_start;
 mod mark_control_plane;
 pub mod pki;
+mod preflight;
 mod upload_certs;
 pub(crate) mod upload_config;
 mod wait_control_plane;
@@ -45,7 +46,7 @@ pub fn workflow() -> Workflow<InitData> {
         wf.bind("control-plane/scheduler", control_plane::run_scheduler),
         wf.bind("etcd/local", etcd::run_local),
         wf.bind("kubelet-start", kubelet_start::run_start),
-        wf.bind("preflight", crate::preflight::run_phase),
+        wf.bind("preflight", preflight::run),
         wf.bind("wait-control-plane", wait_control_plane::run),
         wf.bind("upload-config/kubeadm", upload_config::run_kubeadm),
         wf.bind("upload-config/kubelet", upload_config::run_kubelet),

@@ -603,26 +603,3 @@ impl fmt::Display for Check {
         f.write_str(&self.name())
     }
 }
-
-/// The `preflight` phase of `kubeadm init`: upstream's lines on stdout, warnings on stderr, and a
-/// [`PreflightError`] (exit code 2) when a check that is not ignored fails.
-pub(crate) fn run_phase(data: &mut crate::InitData) -> Result<(), kubeadm_workflow::PhaseError> {
-    let ignore = IgnoreSet::from(data.ignore_preflight_errors.clone());
-    let run = run_init_preflight(
-        &data.cfg,
-        &ignore,
-        &*data.host_probe,
-        &*data.runtime,
-        data.dry_run,
-    );
-    for (stream, text) in &run.output {
-        match stream {
-            Stream::Stdout => data.reporter.out(text),
-            Stream::Stderr => data.reporter.err(text),
-        }
-    }
-    match run.error {
-        Some(e) => Err(Box::new(e)),
-        None => Ok(()),
-    }
-}

@@ -1,0 +1,30 @@
+//! The `preflight` phase of `kubeadm init` (upstream's `cmd/phases/init/preflight.go`): the checks
+//! of [`crate::preflight`] in init's order, their lines, and the error that stops the run.
+
+use kubeadm_workflow::PhaseError;
+
+use crate::InitData;
+use crate::preflight::{IgnoreSet, Stream, run_init_preflight};
+
+/// The `preflight` phase of `kubeadm init`: upstream's lines on stdout, warnings on stderr, and a
+/// [`crate::preflight::PreflightError`] (exit code 2) when a check that is not ignored fails.
+pub(crate) fn run(data: &mut InitData) -> Result<(), PhaseError> {
+    let ignore = IgnoreSet::from(data.ignore_preflight_errors.clone());
+    let run = run_init_preflight(
+        &data.cfg,
+        &ignore,
+        &*data.host_probe,
+        &*data.runtime,
+        data.dry_run,
+    );
+    for (stream, text) in &run.output {
+        match stream {
+            Stream::Stdout => data.reporter.out(text),
+            Stream::Stderr => data.reporter.err(text),
+        }
+    }
+    match run.error {
+        Some(e) => Err(Box::new(e)),
+        None => Ok(()),
+    }
+}
