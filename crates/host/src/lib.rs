@@ -1,6 +1,7 @@
 //! The real implementations of the effect traits.
 //!
-//! The only crate that touches the file system, the network, processes, the environment and the clock.
+//! The only library crate that touches the file system, the network, processes, the environment and
+//! the clock (in the binary, only `main.rs` and its `setup` module do, which build these).
 //! Depends on kubeadm-api and kubeadm-effects; heavy dependencies (kube, etcd, gRPC) live only here.
 pub mod cluster;
 pub mod cri;

@@ -1,5 +1,8 @@
-//! Test support: recording fakes for every effect trait, fixtures and golden-file helpers, and the
-//! runner that puts upstream kubeadm v1.25.16 and ours side by side.
+//! Test support: the recording fakes of the effect traits ([`fakes`]: the API server, the host,
+//! etcd; the file system, init system and CRI are faked by their dry-run decorators or by the
+//! tests that need a special one), a real kube-apiserver with etcd ([`apiserver`]), PKI checks
+//! ([`pki`]), chrooted roots ([`rootfs`]), and the runner that puts upstream kubeadm v1.25.16 and
+//! ours side by side ([`oracle`]).
 //!
 //! A dev-dependency only; never linked into the kubeadm binary.
 
