@@ -15,8 +15,10 @@ use kubeadm_host::fs::RealFs;
 use kubeadm_host::report::TerminalReporter;
 
 use crate::error::CommandError;
+
 pub(crate) use kubeadm_phases::log_config_warnings as log_warnings;
 
+/// A random bootstrap token, for the defaulting of configurations that have none.
 pub(crate) fn new_token() -> BootstrapTokenString {
     BootstrapTokenString::generate(rand::random::<u8>)
 }

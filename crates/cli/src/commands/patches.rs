@@ -7,6 +7,7 @@ use kubeadm_core::patches::{PatchFile, PatchManager};
 use kubeadm_effects::fs::Fs;
 
 use crate::error::CommandError;
+
 /// The patch directory: `--patches` when given, else the configuration's `patches.directory`.
 pub(crate) fn patches_dir(flag: String, from_config: Option<&kubeadm_api::v1beta3::Patches>) -> String {
     if flag.is_empty() {

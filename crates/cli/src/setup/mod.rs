@@ -25,6 +25,7 @@ use kubeadm_host::report::TerminalReporter;
 
 use crate::cobra::execute::Invocation;
 use crate::error::CommandError;
+
 /// The file system: the real one, or with `--dry-run` the dry-run decorator over it (reads pass
 /// through, writes are printed and kept in memory).
 pub(crate) fn fs(dry_run: bool) -> Box<dyn Fs> {
