@@ -443,6 +443,23 @@ fn dry_run_tail(text: &str) -> String {
         .collect()
 }
 
+/// Runs `kubeadm` with `args` and an empty environment; its standard output, after checking that
+/// it succeeded.
+fn run_ok(kubeadm: &Path, args: &[&str]) -> String {
+    let out = Command::new(kubeadm)
+        .args(args)
+        .env_clear()
+        .output()
+        .expect("run kubeadm");
+    assert!(
+        out.status.success(),
+        "{}: {}",
+        kubeadm.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 #[test]
 fn init_dry_run_prints_as_upstream_and_writes_nothing() {
     let cfg = "apiVersion: kubeadm.k8s.io/v1beta3
@@ -483,20 +500,10 @@ controlPlaneEndpoint: cp.example:6443
             "--ignore-preflight-errors=all",
         ];
         args.extend_from_slice(extra);
-        let out = Command::new(kubeadm)
-            .args(&args)
-            .env_clear()
-            .output()
-            .expect("run kubeadm");
-        assert!(
-            out.status.success(),
-            "{}: {}",
-            kubeadm.display(),
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let stdout = run_ok(kubeadm, &args);
         let mut left: Vec<String> = walk(root.path());
         left.sort();
-        (String::from_utf8_lossy(&out.stdout).into_owned(), left)
+        (stdout, left)
     };
     let ours = PathBuf::from(env!("CARGO_BIN_EXE_kubeadm"));
     for extra in [&[][..], &["--upload-certs"]] {
@@ -535,8 +542,9 @@ fn init_dry_run_from_flags_prints_as_upstream() {
     let run = |kubeadm: &Path| {
         let root = tempfile::tempdir().expect("root");
         let rootfs = root.path().to_string_lossy().into_owned();
-        let out = Command::new(kubeadm)
-            .args([
+        run_ok(
+            kubeadm,
+            &[
                 "--rootfs",
                 &rootfs,
                 "init",
@@ -552,17 +560,8 @@ fn init_dry_run_from_flags_prints_as_upstream() {
                 "--pod-network-cidr=10.244.0.0/16",
                 "--service-cidr=10.96.0.0/16",
                 "--service-dns-domain=cluster.example",
-            ])
-            .env_clear()
-            .output()
-            .expect("run kubeadm");
-        assert!(
-            out.status.success(),
-            "{}: {}",
-            kubeadm.display(),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
+            ],
+        )
     };
     let theirs = run(&upstream_kubeadm());
     let mine = run(&PathBuf::from(env!("CARGO_BIN_EXE_kubeadm")));
