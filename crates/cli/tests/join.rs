@@ -1,4 +1,4 @@
-//! `kubeadm join` (worker) next to upstream v1.25.16's: bad input (flags, config files, missing
+//! `kubeadm join` next to upstream v1.25.16's: bad input (flags, config files, missing
 //! discovery, `--config` mixed with flags) must fail alike, with the same message and exit code;
 //! and against a real API server (upstream etcd + kube-apiserver on loopback, prepared by upstream
 //! `init phase upload-config all | bootstrap-token | addon kube-proxy`), discovery must accept and
@@ -268,6 +268,26 @@ fn bad_input_fails_as_upstream() {
             vec![],
         ),
         ("unknown flag", vec!["--frobnicate"], vec![]),
+        (
+            "control plane advertising something else than an address",
+            [
+                &[
+                    "1.2.3.4:6443",
+                    "--discovery-token-unsafe-skip-ca-verification",
+                    "--control-plane",
+                    "--apiserver-advertise-address",
+                    "foo",
+                ][..],
+                &t,
+            ]
+            .concat(),
+            vec![],
+        ),
+        (
+            "control-plane-join phase without admin.conf",
+            vec!["phase", "control-plane-join", "etcd", "--control-plane"],
+            vec![],
+        ),
     ];
     for (label, args, files) in cases {
         let (up, _) = both(label, &args, &files);
@@ -275,37 +295,213 @@ fn bad_input_fails_as_upstream() {
     }
 }
 
-/// A control-plane join is refused by ours in one line, before anything runs.
+/// `join --dry-run` is refused by ours in one line, before anything runs.
 #[test]
-fn control_plane_join_is_refused_in_one_line() {
+fn dry_run_is_refused_in_one_line() {
     let root = node_root();
-    let cfg = root.path().join("c.yaml");
-    std::fs::write(
-        &cfg,
-        "apiVersion: kubeadm.k8s.io/v1beta3\nkind: JoinConfiguration\ndiscovery:\n  bootstrapToken: {token: abcdef.0123456789abcdef, apiServerEndpoint: '1.2.3.4:6443', unsafeSkipCAVerification: true}\ncontrolPlane: {}\n",
-    )
-    .expect("config");
-    for args in [
-        vec![
+    let r = join(
+        &ours(),
+        root.path(),
+        &[
             "1.2.3.4:6443",
             "--token",
             TOKEN,
             "--discovery-token-unsafe-skip-ca-verification",
-            "--control-plane",
+            "--dry-run",
         ],
-        vec!["--config", "/c.yaml"],
-        vec!["phase", "control-plane-join", "etcd"],
-    ] {
-        let r = join(&ours(), root.path(), &args);
-        assert_eq!(r.code, 1, "{args:?}: {r:?}");
-        assert_eq!(r.stdout, "", "{args:?}");
-        assert_eq!(r.stderr.lines().count(), 1, "{args:?}: {}", r.stderr);
+    );
+    assert_eq!(r.code, 1, "{r:?}");
+    assert_eq!(r.stdout, "");
+    assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("is not implemented yet in kubeadm-rs"),
+        "{}",
+        r.stderr
+    );
+}
+
+/// The key `kubeadm init phase upload-certs` encrypts the shared certificates with, in the tests.
+const CERT_KEY: &str = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+/// The joining control plane.
+const SECOND: &str = "cp2";
+const SECOND_IP: &str = "10.0.0.2";
+
+/// One control-plane-prepare phase run by `bin` in `root`: token discovery against `server`, the
+/// control-plane flags the phase takes.
+fn prepare_phase(bin: &Path, root: &Path, server: &ApiServer, pin: &str, phase: &str, key: &str) -> Run {
+    let ep = format!("127.0.0.1:{}", server.port());
+    let discovery = ["--token", TOKEN, "--discovery-token-ca-cert-hash", pin];
+    let mut args: Vec<&str> = vec!["phase", "control-plane-prepare", phase];
+    match phase {
+        "download-certs" | "kubeconfig" => {
+            args.push(&ep);
+            args.extend(discovery);
+            args.extend(["--control-plane", "--certificate-key", key]);
+        }
+        "certs" => {
+            args.push(&ep);
+            args.extend(discovery);
+            args.extend(["--control-plane", "--node-name", SECOND]);
+            args.extend(["--apiserver-advertise-address", SECOND_IP]);
+        }
+        _ => args.extend(["--control-plane", "--apiserver-advertise-address", SECOND_IP]),
+    }
+    join(bin, root, &args)
+}
+
+/// The files a run left under `etc/kubernetes`, text, with each certificate's identity (subject,
+/// SANs, issuer) instead of its bytes and each kubeconfig's client credentials left out (keys,
+/// serials and times differ between runs).
+fn prepared_files(root: &Path) -> std::collections::BTreeMap<String, (u32, String)> {
+    kubeadm_testkit::rootfs::tree(root, &["etc/kubernetes"])
+        .into_iter()
+        .map(|(path, (mode, bytes))| {
+            let text = String::from_utf8_lossy(&bytes).into_owned();
+            let shared = ["/ca.", "/sa.", "/front-proxy-ca.", "/etcd/ca."]
+                .iter()
+                .any(|s| path.contains(s));
+            let text = if shared || path.contains("/manifests/") || bytes.is_empty() {
+                text
+            } else if path.ends_with(".crt") {
+                let c = kubeadm_core::pki::CertInfo::from_pem(&text).expect("certificate");
+                format!(
+                    "{} {:?} {:?} {:?} {:?}",
+                    c.common_name, c.organizations, c.dns_names, c.ips, c.raw_issuer
+                )
+            } else if path.ends_with(".key") {
+                "a key".to_string()
+            } else {
+                text.lines()
+                    .filter(|l| !l.contains("client-certificate-data") && !l.contains("client-key-data"))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            };
+            (path, (mode, text))
+        })
+        .collect()
+}
+
+/// `join phase control-plane-prepare` phase by phase next to upstream's, on a real API server whose
+/// shared certificates upstream's `init phase upload-certs` uploaded: the same output (the
+/// certificates' lines as a set: upstream walks its CAs in Go map order), the same files with the
+/// same modes (the downloaded CAs and keys and the manifests byte for byte, the certificates with
+/// this node's identity and SANs, signed by the downloaded CAs); then the bad inputs of
+/// `download-certs` (a wrong key, a key of the wrong size, a key that is not hex, the Secret gone)
+/// fail as upstream's do, and ours writes nothing.
+#[test]
+fn control_plane_prepare_writes_what_upstream_writes() {
+    let (server, pin) = prepared_server();
+    let up = upstream_kubeadm();
+    let upload = InitConfig {
+        node: CONTROL_PLANE,
+        init_extra: &format!("certificateKey: {CERT_KEY}\n"),
+        ..InitConfig::default()
+    }
+    .render(server.port());
+    std::fs::write(server.root().join("upload.yaml"), upload).expect("config");
+    kubeadm_testkit::rootfs::init_phase(
+        &up,
+        &server.root(),
+        &["upload-certs", "--upload-certs"],
+        "/upload.yaml",
+    );
+    let roots = [node_root(), node_root()];
+    for phase in ["download-certs", "certs", "kubeconfig", "control-plane"] {
+        let runs: Vec<Run> = [&up, &ours()]
+            .iter()
+            .zip(&roots)
+            .map(|(bin, root)| prepare_phase(bin, root.path(), &server, &pin, phase, CERT_KEY))
+            .collect();
+        assert_eq!(runs[0].code, 0, "{phase}: upstream failed: {:#?}", runs[0]);
+        assert_eq!(runs[1].code, 0, "{phase}: ours failed: {:#?}", runs[1]);
+        let mut lines: Vec<Vec<&str>> = runs.iter().map(|r| phase_lines(&r.stdout)).collect();
+        if phase == "certs" {
+            lines.iter_mut().for_each(|l| l.sort_unstable());
+        }
         assert!(
-            r.stderr.contains("is not implemented yet in kubeadm-rs"),
-            "{}",
-            r.stderr
+            lines[0] == lines[1],
+            "{phase} stdout:\n{}",
+            diff(&lines[0].join("\n"), &lines[1].join("\n"))
         );
     }
+    let (a, b) = (prepared_files(roots[0].path()), prepared_files(roots[1].path()));
+    assert!(a.contains_key("etc/kubernetes/pki/ca.key"), "{a:#?}");
+    assert!(
+        a.contains_key("etc/kubernetes/manifests/kube-apiserver.yaml"),
+        "{a:#?}"
+    );
+    for (path, (mode, text)) in &a {
+        let ours = b.get(path).unwrap_or_else(|| panic!("ours wrote no {path}"));
+        assert_eq!(*mode, ours.0, "mode of {path}");
+        assert!(*text == ours.1, "{path}:\n{}", diff(text, &ours.1));
+    }
+    assert_eq!(a.keys().collect::<Vec<_>>(), b.keys().collect::<Vec<_>>());
+    // The API server's certificate is this node's and the downloaded CA signed it.
+    let apiserver =
+        std::fs::read_to_string(roots[1].path().join("etc/kubernetes/pki/apiserver.crt")).expect("crt");
+    let cert = kubeadm_core::pki::CertInfo::from_pem(&apiserver).expect("cert");
+    assert!(
+        cert.ips.contains(&SECOND_IP.parse().expect("ip")),
+        "{:?}",
+        cert.ips
+    );
+    assert!(cert.dns_names.iter().any(|d| d == SECOND), "{:?}", cert.dns_names);
+    let ca = std::fs::read_to_string(server.root().join("etc/kubernetes/pki/ca.crt")).expect("ca");
+    let ca = kubeadm_core::pki::CertInfo::from_pem(&ca).expect("ca");
+    assert_eq!(cert.raw_issuer, ca.raw_subject);
+
+    let bad_keys = [
+        (
+            "a wrong key",
+            "fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210",
+        ),
+        ("a key of the wrong size", "0123456789abcdef"),
+        ("a key that is not hex", "0123456789abcdefg"),
+    ];
+    let check_refused = |label: &str| {
+        let bad_key = bad_keys
+            .iter()
+            .find(|(l, _)| *l == label)
+            .map_or(CERT_KEY, |(_, k)| *k);
+        let runs: Vec<(Run, tempfile::TempDir)> = [&up, &ours()]
+            .iter()
+            .map(|bin| {
+                let root = node_root();
+                (
+                    prepare_phase(bin, root.path(), &server, &pin, "download-certs", bad_key),
+                    root,
+                )
+            })
+            .collect();
+        let (upr, our) = (&runs[0].0, &runs[1].0);
+        assert_ne!(upr.code, 0, "{label}: upstream accepted it: {upr:#?}");
+        assert_eq!(expected_code(upr), our.code, "{label}: {our:#?}");
+        let (a, b) = (error_lines(&upr.stderr), error_lines(&our.stderr));
+        let (a, b) = (a.first().copied().unwrap_or(""), b.first().copied().unwrap_or(""));
+        assert!(
+            !a.is_empty() && b.starts_with(a),
+            "{label}:\nupstream: {a}\nours: {b}"
+        );
+        let written = kubeadm_testkit::rootfs::tree(runs[1].1.path(), &["etc/kubernetes"]);
+        assert!(
+            written.values().all(|(_, bytes)| bytes.is_empty()),
+            "{label}: ours wrote {:?}",
+            written.keys().collect::<Vec<_>>()
+        );
+        b.to_string()
+    };
+    for (label, _) in bad_keys {
+        let ours = check_refused(label);
+        if label == "a wrong key" {
+            assert!(
+                ours.contains("kubeadm init phase upload-certs --upload-certs"),
+                "{ours}"
+            );
+        }
+    }
+    server.kubectl(&["-n", "kube-system", "delete", "secret", "kubeadm-certs"]);
+    let ours = check_refused("the Secret gone");
+    assert!(ours.contains("might have expired"), "{ours}");
 }
 
 fn join_config(discovery: &str) -> String {

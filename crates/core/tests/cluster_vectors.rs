@@ -79,6 +79,21 @@ fn aes_gcm_matches_upstream() {
         Err(upload_certs::CertsCryptoError::KeySize(20))
     );
     assert!(upload_certs::decode_certificate_key("zz").is_err());
+    // Go's `hex.DecodeString` errors, as `go run` printed them for these inputs.
+    for (input, go) in [
+        ("zz", "encoding/hex: invalid byte: U+007A 'z'"),
+        ("abc", "encoding/hex: odd length hex string"),
+        ("abcg", "encoding/hex: invalid byte: U+0067 'g'"),
+        ("ab\x01c", "encoding/hex: invalid byte: U+0001"),
+        ("a", "encoding/hex: odd length hex string"),
+    ] {
+        let err = upload_certs::decode_certificate_key(input).expect_err("not hex");
+        assert_eq!(
+            err.to_string(),
+            format!("error decoding certificate key: {go}"),
+            "{input:?}"
+        );
+    }
 }
 
 #[test]

@@ -1,6 +1,7 @@
-//! The stacked etcd cluster as `kubeadm reset` uses it: the member list and the removal of one
-//! member (upstream's `etcdutil.Client.ListMembers` / `RemoveMember`), behind a small synchronous
-//! trait. The gRPC client lives in kubeadm-host; kubeadm-testkit's `FakeEtcd` scripts a cluster for
+//! The stacked etcd cluster as `kubeadm reset` and a control-plane `kubeadm join` use it: the
+//! member list, adding and removing one member, and the status of one endpoint (upstream's
+//! `etcdutil.Client` calls `MemberList`, `MemberAdd`, `MemberRemove`, `Status`), behind a small
+//! synchronous trait. The gRPC client lives in kubeadm-host; kubeadm-testkit's `FakeEtcd` scripts a cluster for
 //! tests.
 //!
 //! There is no dry-run decorator: upstream never connects to etcd in a dry run (the phase prints
@@ -39,6 +40,11 @@ pub trait Etcd: Send + Sync {
     fn list_members(&self) -> Result<Vec<Member>, EtcdError>;
     /// `MemberRemove`; returns the members left.
     fn remove_member(&self, id: u64) -> Result<Vec<Member>, EtcdError>;
+    /// `MemberAdd` of a voting member with this peer URL; returns the members after it (the new one
+    /// has no name and no client URLs until it starts).
+    fn add_member(&self, peer_url: &str) -> Result<Vec<Member>, EtcdError>;
+    /// `Status` of one endpoint: `Ok` when that member answers.
+    fn status(&self, endpoint: &str) -> Result<(), EtcdError>;
 }
 
 /// A shared client is a client too, so that a test can keep a handle on the fake it gives away.
@@ -51,5 +57,11 @@ impl<E: Etcd + ?Sized> Etcd for std::sync::Arc<E> {
     }
     fn remove_member(&self, id: u64) -> Result<Vec<Member>, EtcdError> {
         (**self).remove_member(id)
+    }
+    fn add_member(&self, peer_url: &str) -> Result<Vec<Member>, EtcdError> {
+        (**self).add_member(peer_url)
+    }
+    fn status(&self, endpoint: &str) -> Result<(), EtcdError> {
+        (**self).status(endpoint)
     }
 }

@@ -1,5 +1,5 @@
-//! The etcd client `kubeadm reset` uses (upstream's `etcdutil.Client` for `ListMembers` and
-//! `RemoveMember`), over the `etcd-client` crate with TLS from the etcd CA and a client
+//! The etcd client `kubeadm reset` and a control-plane `kubeadm join` use (upstream's
+//! `etcdutil.Client` for `ListMembers`, `AddMember`, `RemoveMember` and the cluster status), over the `etcd-client` crate with TLS from the etcd CA and a client
 //! certificate. Synchronous: each call runs on a private current-thread runtime.
 
 use std::path::Path;
@@ -134,5 +134,28 @@ impl Etcd for EtcdClient {
             c.member_remove(id).await
         })?;
         Ok(resp.members().iter().map(member).collect())
+    }
+
+    fn add_member(&self, peer_url: &str) -> Result<Vec<Member>, EtcdError> {
+        let urls = vec![peer_url.to_string()];
+        let resp = self.call(&format!("MemberAdd {peer_url}"), async move |c| {
+            c.member_add(urls, None).await
+        })?;
+        Ok(resp.member_list().iter().map(member).collect())
+    }
+
+    fn status(&self, endpoint: &str) -> Result<(), EtcdError> {
+        // `Status` answers for the member the connection reaches: connect to that endpoint alone.
+        let fail = |e: etcd_client::Error| EtcdError {
+            call: format!("Status {endpoint}"),
+            endpoints: vec![endpoint.to_string()],
+            message: e.to_string(),
+        };
+        self.runtime.block_on(async {
+            let mut client = Client::connect([endpoint], Some(self.options.clone()))
+                .await
+                .map_err(fail)?;
+            client.status().await.map(|_| ()).map_err(fail)
+        })
     }
 }

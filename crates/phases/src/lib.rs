@@ -19,6 +19,7 @@
 use kubeadm_workflow::PhaseError;
 
 pub mod config_from_cluster;
+pub mod etcd_cluster;
 pub mod init;
 pub mod join;
 mod kubelet;

@@ -141,7 +141,7 @@ pub(crate) fn load(inv: &Invocation<'_>) -> Result<InitOptions, CommandError> {
 
 /// Upstream's `VerifyAPIServerBindAddress`: loopback is allowed (it is resolved later), anything else
 /// must be a global unicast address.
-fn verify_bind_address(address: &str) -> Result<(), CommandError> {
+pub(crate) fn verify_bind_address(address: &str) -> Result<(), CommandError> {
     let Some(ip) = kubeadm_api::dynamic::parse_ip_sloppy(address) else {
         return Err(CommandError::Validation(format!(
             "cannot parse IP address: {address}"

@@ -1,23 +1,25 @@
-//! `kubeadm join` and `kubeadm join phase …` for worker nodes: the options as upstream's
-//! `newJoinData` reads them (the `--config` mixing rule, `--token` filling both tokens, the
-//! positional API server endpoint, the config file or the flags, the preflight-errors set, the node
-//! name and CRI socket overrides), the join context with the real effects, the workflow, and the
+//! `kubeadm join` and `kubeadm join phase …`, for workers and control planes: the options as
+//! upstream's `newJoinData` reads them (the `--config` mixing rule, `--token` filling both tokens,
+//! the positional API server endpoint, the control-plane flags, the config file or the flags, the
+//! preflight-errors set, the node name and CRI socket overrides, `admin.conf` standing in for
+//! discovery when it exists), the join context with the real effects, the workflow, and the
 //! closing message.
 //!
-//! Not implemented yet, refused with one line before anything runs: joining a control-plane node
-//! (`--control-plane`, or `controlPlane:` in the config), the control-plane phases, `--dry-run`.
+//! Not implemented yet, refused with one line before anything runs: `--dry-run`.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use kubeadm_api::internal::{JoinConfig, defaulted_join_config, load_join_config};
-use kubeadm_api::v1beta3::{BootstrapTokenDiscovery, FileDiscovery, JoinConfiguration};
+use kubeadm_api::internal::{InitConfig, JoinConfig, defaulted_join_config, load_join_config};
+use kubeadm_api::v1beta3::{
+    ApiEndpoint, BootstrapTokenDiscovery, FileDiscovery, JoinConfiguration, JoinControlPlane,
+};
 use kubeadm_api::validation::validate_ignore_preflight_errors;
-use kubeadm_core::layout::Layout;
+use kubeadm_core::layout::{ADMIN_CONF, Layout};
 use kubeadm_effects::cluster::Cluster;
 use kubeadm_effects::report::Reporter;
 use kubeadm_host::cluster::KubeCluster;
 use kubeadm_host::fs::RealFs;
-use kubeadm_phases::{ClientSource, JoinData};
+use kubeadm_phases::{ClientSource, ClusterAccess, InitData, JoinData};
 
 use crate::cobra::execute::Invocation;
 use crate::commands::config_load::{config_error, log_warnings, read_config};
@@ -28,8 +30,6 @@ use crate::setup::{self, host_facts};
 
 /// `DefaultAPIBindPort`, the default of `--apiserver-bind-port`.
 const DEFAULT_BIND_PORT: i64 = 6443;
-/// The phases a worker join runs; the others belong to a control-plane join.
-const WORKER_PHASES: [&str; 2] = ["preflight", "kubelet-start"];
 
 /// Upstream's `joinWorkerNodeDoneMsg`.
 const WORKER_DONE: &str = "
@@ -41,16 +41,33 @@ Run 'kubectl get nodes' on the control-plane to see this node join the cluster.
 
 ";
 
-fn control_plane_refused() -> CommandError {
-    CommandError::NotImplemented("kubeadm join --control-plane".into())
+/// Upstream's `joinControPlaneDoneTemp`, with the etcd line (empty for external etcd).
+fn control_plane_done(etcd_message: &str) -> String {
+    format!(
+        "
+This node has joined the cluster and a new control plane instance was created:
+
+* Certificate signing request was sent to apiserver and approval was received.
+* The Kubelet was informed of the new secure connection details.
+* Control plane label and taint were applied to the new node.
+* The Kubernetes control plane instances scaled up.
+{etcd_message}
+
+To start administering your cluster from this node, you need to run the following as a regular user:
+
+\tmkdir -p $HOME/.kube
+\tsudo cp -i {ADMIN_CONF} $HOME/.kube/config
+\tsudo chown $(id -u):$(id -g) $HOME/.kube/config
+
+Run 'kubectl get nodes' to see this node join the cluster.
+
+"
+    )
 }
 
 /// Runs the join workflow: all of it (`filter` empty) or the phase `filter` names.
 pub(crate) fn run(inv: &Invocation<'_>, filter: &[String]) -> Result<(), CommandError> {
     mixed_args::validate(&inv.flags).map_err(|e| CommandError::Validation(e.to_string()))?;
-    if filter.iter().any(|p| !WORKER_PHASES.contains(&p.as_str())) {
-        return Err(CommandError::NotImplemented(inv.command.path.clone()));
-    }
     let rep = reporter(inv);
     let cfg = load(inv, &rep)?;
     let mut skip = inv.flags.strings("skip-phases");
@@ -62,7 +79,20 @@ pub(crate) fn run(inv: &Invocation<'_>, filter: &[String]) -> Result<(), Command
     // A failed preflight check exits 2 (see `CommandError::from`).
     workflow.run(&mut data, filter, &skip)?;
     if filter.is_empty() {
-        data.reporter.out(WORKER_DONE);
+        if data.cfg.control_plane.is_some() {
+            let external = data
+                .init_cfg
+                .as_ref()
+                .is_some_and(|c| c.cluster.etcd.external.is_some());
+            let etcd = if external {
+                ""
+            } else {
+                "* A new etcd member was added to the local/stacked etcd cluster."
+            };
+            data.reporter.out(&control_plane_done(etcd));
+        } else {
+            data.reporter.out(WORKER_DONE);
+        }
     }
     Ok(())
 }
@@ -70,9 +100,6 @@ pub(crate) fn run(inv: &Invocation<'_>, filter: &[String]) -> Result<(), Command
 /// Upstream's `newJoinData` up to the loaded configuration.
 fn load(inv: &Invocation<'_>, rep: &dyn Reporter) -> Result<JoinConfig, CommandError> {
     let f = &inv.flags;
-    if f.bool("control-plane") {
-        return Err(control_plane_refused());
-    }
     if f.bool("dry-run") {
         return Err(CommandError::NotImplemented("kubeadm join --dry-run".into()));
     }
@@ -115,11 +142,23 @@ fn load(inv: &Invocation<'_>, rep: &dyn Reporter) -> Result<JoinConfig, CommandE
         bootstrap.api_server_endpoint = endpoint.clone();
         external.discovery.bootstrap_token = Some(bootstrap);
     }
-    let bind_port_set =
-        f.spec("apiserver-bind-port").is_some() && f.int("apiserver-bind-port") != DEFAULT_BIND_PORT;
-    if !f.string("certificate-key").is_empty()
-        || !f.string("apiserver-advertise-address").is_empty()
-        || bind_port_set
+    let bind_port = if f.spec("apiserver-bind-port").is_some() {
+        f.int("apiserver-bind-port")
+    } else {
+        DEFAULT_BIND_PORT
+    };
+    let control_plane = JoinControlPlane {
+        local_api_endpoint: ApiEndpoint {
+            advertise_address: f.string("apiserver-advertise-address"),
+            bind_port: i32::try_from(bind_port).unwrap_or(i32::MAX),
+        },
+        certificate_key: f.string("certificate-key"),
+    };
+    if f.bool("control-plane") {
+        external.control_plane = Some(control_plane);
+    } else if !control_plane.certificate_key.is_empty()
+        || !control_plane.local_api_endpoint.advertise_address.is_empty()
+        || bind_port != DEFAULT_BIND_PORT
     {
         rep.warn("join.go", "[preflight] WARNING: --control-plane is also required when passing control-plane related flags such as [certificate-key, apiserver-advertise-address, apiserver-bind-port]");
     }
@@ -129,6 +168,34 @@ fn load(inv: &Invocation<'_>, rep: &dyn Reporter) -> Result<JoinConfig, CommandE
             "join.go",
             "[preflight] found NodeName empty; using OS hostname as NodeName",
         );
+    }
+    if external
+        .control_plane
+        .as_ref()
+        .is_some_and(|cp| cp.local_api_endpoint.advertise_address.is_empty())
+    {
+        rep.info(
+            1,
+            "join.go",
+            "[preflight] found advertiseAddress empty; using default interface's IP address as advertiseAddress",
+        );
+    }
+    // A phase without discovery flags (`control-plane-join …`) discovers from admin.conf.
+    if f.spec("discovery-file").is_none() {
+        if !crate::setup::stat_ok(Path::new(ADMIN_CONF)) {
+            return Err(CommandError::Failed(format!(
+                "File {ADMIN_CONF} does not exists. Please use 'kubeadm join phase control-plane-prepare' subcommands to generate it."
+            )));
+        }
+        rep.info(
+            1,
+            "join.go",
+            &format!("[preflight] found discovery flags missing for this command. using FileDiscovery: {ADMIN_CONF}"),
+        );
+        external.discovery.file = Some(FileDiscovery {
+            kube_config_path: ADMIN_CONF.into(),
+        });
+        external.discovery.bootstrap_token = None;
     }
 
     let host = host_facts::gather();
@@ -154,8 +221,8 @@ fn load(inv: &Invocation<'_>, rep: &dyn Reporter) -> Result<JoinConfig, CommandE
     if !external.node_registration.cri_socket.is_empty() {
         cfg.join.node_registration.cri_socket = external.node_registration.cri_socket;
     }
-    if cfg.join.control_plane.is_some() {
-        return Err(control_plane_refused());
+    if let Some(cp) = &cfg.join.control_plane {
+        crate::commands::init_options::verify_bind_address(&cp.local_api_endpoint.advertise_address)?;
     }
     Ok(cfg)
 }
@@ -196,6 +263,26 @@ fn context(inv: &Invocation<'_>, cfg: JoinConfig) -> Result<JoinData, CommandErr
         .collect();
     let runtime = setup::runtime(&cfg.join.node_registration.cri_socket)
         .map_err(|e| CommandError::Failed(e.to_string()))?;
+    // Upstream's `newJoinData`: a control plane whose admin.conf exists (phases run one by one)
+    // reads the cluster with it instead of discovering.
+    let tls_bootstrap = if inv.flags.bool("control-plane") && setup::stat_ok(Path::new(ADMIN_CONF)) {
+        rep.info(
+            1,
+            "join.go",
+            &format!("[preflight] found {ADMIN_CONF}. Use it for skipping discovery"),
+        );
+        let text = crate::commands::config_load::read_config(ADMIN_CONF)?;
+        let doc = kubeadm_yaml::parse_documents(&text)
+            .ok()
+            .and_then(|d| d.into_iter().next())
+            .map(|d| d.value)
+            .ok_or_else(|| {
+                CommandError::Failed(format!("Error loading {ADMIN_CONF}: invalid configuration"))
+            })?;
+        Some(doc)
+    } else {
+        None
+    };
     Ok(JoinData {
         ignore_preflight_errors: ignore,
         kubeconfig_dir: Layout::default().kubernetes_dir(),
@@ -208,10 +295,68 @@ fn context(inv: &Invocation<'_>, cfg: JoinConfig) -> Result<JoinData, CommandErr
         host_probe: setup::host_probe(),
         runtime: Box::new(runtime),
         fs: setup::fs(false),
-        reporter: Box::new(rep),
+        reporter: Box::new(rep.clone()),
         connect: Box::new(connect),
-        tls_bootstrap: None,
+        tls_bootstrap,
         init_cfg: None,
+        control_plane_context: control_plane_context(rep.clone(), patches_dir),
+        control_plane: None,
+        etcd: setup::etcd_connector(),
         cfg: cfg.join,
+    })
+}
+
+/// The context of a joining control plane's phases: `kubeadm init`'s, with the real effects, the
+/// API client from `admin.conf` and the same patches (read again, without their lines).
+fn control_plane_context(
+    rep: kubeadm_host::report::TerminalReporter,
+    patches_dir: String,
+) -> kubeadm_phases::join::ControlPlaneContext {
+    Box::new(move |cfg: InitConfig| {
+        let layout = Layout::default();
+        let fs = setup::fs(false);
+        let patches = if patches_dir.is_empty() {
+            None
+        } else {
+            Some(crate::commands::patches::read_patches(&*fs, &patches_dir).map_err(|e| e.to_string())?)
+        };
+        let cert_dir = PathBuf::from(&cfg.cluster.certificates_dir);
+        let external_ca = fs.exists(&cert_dir.join("ca.crt")) && !fs.exists(&cert_dir.join("ca.key"));
+        let runtime = setup::runtime(&cfg.init.node_registration.cri_socket).map_err(|e| e.to_string())?;
+        let cluster = ClusterAccess::new(
+            PathBuf::from(ADMIN_CONF),
+            Box::new(|p| {
+                KubeCluster::from_kubeconfig(p)
+                    .map(|c| Box::new(c) as Box<dyn Cluster>)
+                    .map_err(|e| e.to_string())
+            }),
+        );
+        Ok(InitData {
+            dry_run: false,
+            ignore_preflight_errors: Default::default(),
+            upload_certs: false,
+            skip_token_print: true,
+            skip_certificate_key_print: true,
+            manifest_dir: layout.manifests_dir(),
+            kubelet_dir: layout.kubelet_dir(),
+            hostname: setup::hostname(),
+            init_system: setup::init_system(false),
+            host_probe: setup::host_probe(),
+            runtime: Box::new(runtime),
+            kubeconfig_dir: layout.kubernetes_dir(),
+            patches,
+            manifest_facts: setup::manifest_host_facts(external_ca),
+            fs,
+            reporter: Box::new(rep.clone()),
+            keygen: setup::keygen(),
+            keys: kubeadm_phases::KeyPool::default(),
+            now: setup::unix_now(),
+            random: rand::random::<u64>,
+            planned: Default::default(),
+            external_ca,
+            period_checked: Default::default(),
+            cluster,
+            cfg,
+        })
     })
 }

@@ -16,8 +16,8 @@ use kubeadm_effects::cri::{
 use kubeadm_effects::report::Reporter;
 use kubeadm_host::fs::RealFs;
 use kubeadm_phases::ResetData;
+use kubeadm_phases::reset::DEFAULT_CERT_DIR;
 use kubeadm_phases::reset::finish::{CLEANUP_INSTRUCTIONS, clean_stateful_dirs};
-use kubeadm_phases::reset::{DEFAULT_CERT_DIR, EtcdConnector};
 
 use crate::cobra::execute::Invocation;
 use crate::error::CommandError;
@@ -153,7 +153,7 @@ fn context(inv: &Invocation<'_>) -> Result<ResetData, CommandError> {
         runtime,
         host_probe: crate::setup::host_probe(),
         cluster,
-        etcd: etcd_connector(),
+        etcd: crate::setup::etcd_connector(),
         reporter: Box::new(rep),
     })
 }
@@ -177,15 +177,6 @@ fn detect_cri_socket(existing: &[String]) -> Result<String, String> {
             many.join(", ")
         )),
     }
-}
-
-/// The etcd client reset uses to remove this node's member.
-fn etcd_connector() -> EtcdConnector {
-    Box::new(|endpoints, tls| {
-        kubeadm_host::etcd::EtcdClient::connect(endpoints, &tls.ca, &tls.cert, &tls.key)
-            .map(|c| Box::new(c) as Box<dyn kubeadm_effects::etcd::Etcd>)
-            .map_err(|e| e.to_string())
-    })
 }
 
 /// The runtime behind a `--cri-socket` that is not a Unix socket: every call fails with the reason,

@@ -85,6 +85,16 @@ pub(crate) fn manifest_host_facts(external_ca: bool) -> ManifestHostFacts {
     }
 }
 
+/// The etcd client reset and a control-plane join use: TLS from the etcd CA and a client
+/// certificate, endpoints synced with the member list.
+pub(crate) fn etcd_connector() -> kubeadm_phases::etcd_cluster::EtcdConnector {
+    Box::new(|endpoints, tls| {
+        kubeadm_host::etcd::EtcdClient::connect(endpoints, &tls.ca, &tls.cert, &tls.key)
+            .map(|c| Box::new(c) as Box<dyn kubeadm_effects::etcd::Etcd>)
+            .map_err(|e| e.to_string())
+    })
+}
+
 /// The current time as Unix seconds (the one clock read of a run).
 pub(crate) fn unix_now() -> i64 {
     unix_seconds(now())

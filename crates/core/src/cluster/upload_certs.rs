@@ -52,9 +52,33 @@ pub fn certificate_key(random: &[u8; CERTIFICATE_KEY_SIZE]) -> String {
     hex::encode(random)
 }
 
-/// Decodes a hex certificate key (upstream uses `hex.DecodeString`; the AES key size is checked when
-/// sealing or opening).
+/// Decodes a hex certificate key as upstream's `hex.DecodeString`, with Go's errors (the AES key
+/// size is checked when sealing or opening).
 pub fn decode_certificate_key(key: &str) -> Result<Vec<u8>, CertsCryptoError> {
+    let bytes = key.as_bytes();
+    let invalid = |b: u8| {
+        let c = char::from(b);
+        // Go's `%#U` quotes what `strconv.IsPrint` accepts (of Latin-1: all but the controls,
+        // U+00A0 and U+00AD).
+        let printable = c.is_ascii_graphic() || c == ' ' || (b >= 0xA1 && b != 0xAD);
+        let quoted = if printable {
+            format!(" '{c}'")
+        } else {
+            String::new()
+        };
+        CertsCryptoError::KeyNotHex(format!("encoding/hex: invalid byte: U+{:04X}{quoted}", b))
+    };
+    // Go checks each pair before the length, and the odd last byte before reporting the length.
+    for pair in bytes.chunks(2) {
+        if let Some(&b) = pair.iter().find(|b| !b.is_ascii_hexdigit()) {
+            return Err(invalid(b));
+        }
+    }
+    if bytes.len() % 2 == 1 {
+        return Err(CertsCryptoError::KeyNotHex(
+            "encoding/hex: odd length hex string".into(),
+        ));
+    }
     hex::decode(key).map_err(|e| CertsCryptoError::KeyNotHex(e.to_string()))
 }
 

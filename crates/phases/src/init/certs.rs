@@ -76,8 +76,86 @@ fn run_cert(data: &mut InitData, id: CertId) -> Result<(), PhaseError> {
     let spec = cert_spec(id);
     match spec.ca {
         None => run_ca_phase(data, id).map_err(Into::into),
-        Some(ca) => run_leaf_phase(data, id, ca).map_err(Into::into),
+        Some(ca) => run_leaf_phase(data, id, ca, Existing::SignedByCa).map_err(Into::into),
     }
+}
+
+/// How a leaf certificate already on disk is checked before it is reused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Existing {
+    /// `init phase certs <name>` (upstream's `runCertPhase`): signed by its CA.
+    SignedByCa,
+    /// `CreatePKIAssets` (upstream's `writeCertificateFilesIfNotExist`): signed by its CA, and with
+    /// the subject and SANs this node's configuration gives.
+    MatchingConfig,
+}
+
+/// Upstream's `CreatePKIAssets`, as a joining control plane runs it after downloading the shared
+/// CAs: for each CA, the one on disk (silently; without its key, every certificate it signs must
+/// exist and be signed by it) or a new one; then the certificates each signs, generated or checked
+/// against this node's configuration; then the service-account key pair. Upstream walks the CAs in
+/// Go map order, which varies from run to run; ours is the table's.
+pub(crate) fn create_pki_assets(data: &mut InitData) -> Result<(), PhaseError> {
+    let inputs = pki_inputs(&data.cfg);
+    let dir = data.cert_dir();
+    let specs: Vec<&'static kubeadm_core::pki::CertSpec> = cert_list(&inputs.etcd).collect();
+    // Every missing key at once, in one parallel batch (upstream makes them one after another).
+    let mut wanted: Vec<KeyAlgorithm> = specs
+        .iter()
+        .filter(|s| {
+            let (crt, key) = cert_and_key_paths(&dir, s.base_name);
+            !data.fs.exists(&crt) && !data.fs.exists(&key)
+        })
+        .map(|_| inputs.key_algorithm)
+        .collect();
+    if !data.fs.exists(&dir.join(format!("{SA_KEY_BASE_NAME}.key"))) {
+        wanted.push(inputs.key_algorithm);
+    }
+    data.keys.fill(&*data.keygen, &wanted)?;
+    for ca in specs.iter().filter(|s| s.ca.is_none()) {
+        let (crt, key) = cert_and_key_paths(&dir, ca.base_name);
+        let leaves = specs.iter().filter(|s| s.ca == Some(ca.id));
+        match read_text(&*data.fs, &crt).and_then(|t| CertInfo::from_pem(&t).ok()) {
+            Some(cert) => {
+                data.check_period(ca.base_name, &cert);
+                if !cert.is_ca {
+                    return Err(Box::new(CertsError::Existing(format!(
+                        "certificate {:?} is not a CA",
+                        ca.name
+                    ))));
+                }
+                let has_key = read_text(&*data.fs, &key).is_some_and(|t| PrivateKey::from_pem(&t).is_ok());
+                if !has_key {
+                    // An external CA: every certificate it signs must be there already.
+                    for leaf in leaves {
+                        let (leaf_crt, _) = cert_and_key_paths(&dir, leaf.base_name);
+                        let text = read_text(&*data.fs, &leaf_crt).unwrap_or_default();
+                        check_existing_chain(leaf.base_name, ca.base_name, &text, &cert, data.now).map_err(
+                            |e| {
+                                CertsError::Existing(format!(
+                                    "could not load expected certificate {:?} or validate the existence of key {:?} for it: {e}",
+                                    leaf.name, ca.name
+                                ))
+                            },
+                        )?;
+                    }
+                    continue;
+                }
+            }
+            None => run_ca_phase(data, ca.id)?,
+        }
+        for leaf in leaves {
+            run_leaf_phase(data, leaf.id, ca.id, Existing::MatchingConfig)?;
+        }
+    }
+    data.say(&format!(
+        "[certs] Valid certificates and keys now exist in {:?}",
+        data.cfg.cluster.certificates_dir
+    ));
+    let was_external = std::mem::replace(&mut data.external_ca, false);
+    let sa = run_sa(data);
+    data.external_ca = was_external;
+    sa
 }
 
 /// Upstream's `runCAPhase`.
@@ -121,7 +199,7 @@ fn run_ca_phase(data: &mut InitData, id: CertId) -> Result<(), CertsError> {
 }
 
 /// Upstream's `runCertPhase`.
-fn run_leaf_phase(data: &mut InitData, id: CertId, ca: CertId) -> Result<(), CertsError> {
+fn run_leaf_phase(data: &mut InitData, id: CertId, ca: CertId, existing: Existing) -> Result<(), CertsError> {
     let spec = cert_spec(id);
     let ca_spec = cert_spec(ca);
     let base = spec.base_name;
@@ -131,7 +209,8 @@ fn run_leaf_phase(data: &mut InitData, id: CertId, ca: CertId) -> Result<(), Cer
     }
     let dir = data.cert_dir();
     let (crt, key) = cert_and_key_paths(&dir, base);
-    if let Some(text) = read_text(&*data.fs, &crt)
+    if existing == Existing::SignedByCa
+        && let Some(text) = read_text(&*data.fs, &crt)
         && let Ok(chain) = CertInfo::chain_from_pem(&text)
     {
         data.check_period(base, &chain[0]);

@@ -38,6 +38,9 @@ pub(crate) fn ensure_init_cfg(data: &mut JoinData) -> Result<(), PhaseError> {
         .map_err(FetchError::Client)?;
     let mut cfg = fetch_new_node_config(&*client, &data.host, &*data.reporter, "preflight")?;
     cfg.init.node_registration = data.cfg.node_registration.clone();
+    if let Some(cp) = &data.cfg.control_plane {
+        cfg.init.local_api_endpoint = cp.local_api_endpoint.clone();
+    }
     let name = cfg.cluster.cluster_name.clone();
     let cluster = kc::current_cluster(&tls).cloned().unwrap_or(Value::Null);
     tls["clusters"] = json!([{"name": name, "cluster": cluster}]);

@@ -15,7 +15,12 @@ use kubeadm_effects::fs::Fs;
 use kubeadm_effects::host_probe::HostProbe;
 use kubeadm_effects::init_system::InitSystem;
 use kubeadm_effects::report::Reporter;
+use kubeadm_workflow::PhaseError;
 use serde_json::Value;
+
+use crate::InitData;
+use crate::etcd_cluster::EtcdConnector;
+use crate::join::cluster_config::ensure_init_cfg;
 
 /// What an API client is made from during a join.
 #[derive(Debug, Clone, Copy)]
@@ -31,6 +36,11 @@ pub enum ClientSource<'a> {
 
 /// Creates API clients for the join phases (the real kube client, or a fake in tests).
 pub type JoinConnector = Box<dyn Fn(&ClientSource<'_>) -> Result<Box<dyn Cluster>, String> + Send + Sync>;
+
+/// Makes the context a joining control plane's phases share with `kubeadm init`'s (certificates,
+/// kubeconfig files, static pod manifests, the API client from `admin.conf`), from the cluster's
+/// configuration with this node's registration and API endpoint.
+pub type ControlPlaneContext = Box<dyn Fn(InitConfig) -> Result<InitData, String> + Send + Sync>;
 
 /// What the join phases work from.
 pub struct JoinData {
@@ -65,6 +75,12 @@ pub struct JoinData {
     /// The cluster's configuration with this node's registration (upstream's `InitCfg`), once
     /// fetched.
     pub init_cfg: Option<InitConfig>,
+    /// Makes [`JoinData::control_plane`] for a control-plane join.
+    pub control_plane_context: ControlPlaneContext,
+    /// The context of the control-plane phases, made on first use.
+    pub control_plane: Option<InitData>,
+    /// Connects to the etcd cluster (a control-plane join with local etcd).
+    pub etcd: EtcdConnector,
 }
 
 impl std::fmt::Debug for JoinData {
@@ -87,4 +103,34 @@ impl JoinData {
     pub(crate) fn client(&self, source: &ClientSource<'_>) -> Result<Box<dyn Cluster>, String> {
         (self.connect)(source)
     }
+
+    /// Upstream's `CertificateKey()`: the key of a control-plane join, empty otherwise.
+    pub fn certificate_key(&self) -> &str {
+        self.cfg
+            .control_plane
+            .as_ref()
+            .map_or("", |cp| cp.certificate_key.as_str())
+    }
+
+    /// The context of the control-plane phases: the cluster's configuration (discovered and
+    /// fetched first when needed) with the effects `kubeadm init`'s phases act through.
+    pub(crate) fn control_plane_data(&mut self) -> Result<&mut InitData, PhaseError> {
+        if self.control_plane.is_none() {
+            ensure_init_cfg(self)?;
+            let cfg = self
+                .init_cfg
+                .clone()
+                .ok_or("the cluster's configuration is missing")?;
+            let made = (self.control_plane_context)(cfg).map_err(ControlPlaneContextError)?;
+            self.control_plane = Some(made);
+        }
+        self.control_plane
+            .as_mut()
+            .ok_or_else(|| "no control-plane context".into())
+    }
 }
+
+/// The control-plane phases' context could not be made.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct ControlPlaneContextError(pub String);

@@ -6,50 +6,50 @@
 pub mod tree;
 
 mod cluster_config;
-mod control_plane;
+mod control_plane_join;
+mod control_plane_prepare;
 mod data;
 pub mod discovery;
 mod kubelet_start;
 mod preflight;
 
-pub use data::{ClientSource, JoinConnector, JoinData};
+pub use control_plane_join::JoinEtcdError;
+pub use control_plane_prepare::DownloadError;
+pub use data::{ClientSource, ControlPlaneContext, ControlPlaneContextError, JoinConnector, JoinData};
 pub use kubelet_start::KubeletStartError;
+pub use preflight::{NotReadyForControlPlane, ready_for_additional_control_plane};
 
 use kubeadm_workflow::Workflow;
 
-/// The `kubeadm join` workflow for worker nodes: preflight and kubelet-start, and the control-plane
-/// phases, which do nothing on a worker as upstream's (a control-plane join is refused before the
-/// workflow runs, and they fail with [`crate::NotImplemented`] should one reach them).
+/// The `kubeadm join` workflow: preflight and kubelet-start on every node, and the control-plane
+/// phases, which return at once on a worker.
 pub fn workflow() -> Workflow<JoinData> {
     let mut wf = tree::workflow();
     let bound = [
         wf.bind("preflight", preflight::run_preflight),
-        wf.bind("kubelet-start", kubelet_start::run_kubelet_start),
         wf.bind(
             "control-plane-prepare/download-certs",
-            control_plane::run_download_certs,
+            control_plane_prepare::run_download_certs,
         ),
-        wf.bind(
-            "control-plane-prepare/certs",
-            control_plane::run_control_plane_only,
-        ),
+        wf.bind("control-plane-prepare/certs", control_plane_prepare::run_certs),
         wf.bind(
             "control-plane-prepare/kubeconfig",
-            control_plane::run_control_plane_only,
+            control_plane_prepare::run_kubeconfig,
         ),
         wf.bind(
             "control-plane-prepare/control-plane",
-            control_plane::run_control_plane_only,
+            control_plane_prepare::run_control_plane,
         ),
-        wf.bind("check-etcd", control_plane::run_control_plane_only),
-        wf.bind("control-plane-join/etcd", control_plane::run_control_plane_only),
+        wf.bind("check-etcd", control_plane_join::run_check_etcd),
+        wf.bind("kubelet-start", kubelet_start::run_kubelet_start),
+        wf.bind("control-plane-join/etcd", control_plane_join::run_etcd),
         wf.bind(
             "control-plane-join/update-status",
-            control_plane::run_control_plane_only,
+            control_plane_join::run_update_status,
         ),
         wf.bind(
             "control-plane-join/mark-control-plane",
-            control_plane::run_control_plane_only,
+            control_plane_join::run_mark_control_plane,
         ),
     ];
     debug_assert!(

@@ -1,24 +1,170 @@
-//! The `preflight` phase of `kubeadm join` (upstream's `cmd/phases/join/preflight.go`) on a
-//! worker: the checks, then discovery and the cluster's configuration.
+//! The `preflight` phase of `kubeadm join` (upstream's `cmd/phases/join/preflight.go`): the node
+//! checks, then discovery and the cluster's configuration, then, for a control plane, whether the
+//! cluster can take one more (a stable `controlPlaneEndpoint`, the shared certificates), `init`'s
+//! node checks for a secondary control plane and the image pull.
 
+use std::path::Path;
+
+use kubeadm_api::internal::InitConfig;
+use kubeadm_core::pki::{CertInfo, PrivateKey};
+use kubeadm_effects::fs::Fs;
 use kubeadm_workflow::PhaseError;
 
 use crate::join::JoinData;
 use crate::join::cluster_config::ensure_init_cfg;
-use crate::preflight::{IgnoreSet, Stream, run_join_preflight};
+use crate::preflight::{
+    IgnoreSet, PreflightRun, Stream, control_plane_images, control_plane_join_checks, image_pull_checks,
+    run_checks, run_join_preflight,
+};
 
-/// Upstream's `runPreflight` for a worker: the checks, then discovery and the configuration fetch.
+/// The cluster cannot take another control plane (upstream's `notReadyToJoinControlPlaneTemp`).
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "\nOne or more conditions for hosting a new control plane instance is not satisfied.\n\n{0}\n\n\
+     Please ensure that:\n* The cluster has a stable controlPlaneEndpoint address.\n\
+     * The certificates that must be shared among control plane instances are provided.\n\n"
+)]
+pub struct NotReadyForControlPlane(pub String);
+
+/// Upstream's `runPreflight`.
 pub(crate) fn run_preflight(data: &mut JoinData) -> Result<(), PhaseError> {
     let ignore = IgnoreSet::from(data.ignore_preflight_errors.clone());
     let run = run_join_preflight(&data.cfg, &ignore, &*data.host_probe, &*data.runtime);
+    report(data, run)?;
+    ensure_init_cfg(data)?;
+    if data.cfg.control_plane.is_none() {
+        return Ok(());
+    }
+    let Some(cfg) = data.init_cfg.as_ref() else {
+        return Ok(());
+    };
+    let has_key = !data.certificate_key().is_empty();
+    ready_for_additional_control_plane(cfg, has_key, &*data.fs, &|w| data.reporter.warn("certs.go", w))
+        .map_err(NotReadyForControlPlane)?;
+    data.say("[preflight] Running pre-flight checks before initializing the new control plane instance");
+    let checks = control_plane_join_checks(cfg, has_key);
+    let run = run_checks(&checks, &*data.host_probe, &*data.runtime, &ignore);
+    let pull = image_pull_checks(
+        control_plane_images(cfg),
+        &cfg.init.node_registration.image_pull_policy,
+    );
+    report(data, run)?;
+    data.say("[preflight] Pulling images required for setting up a Kubernetes cluster");
+    data.say(
+        "[preflight] This might take a minute or two, depending on the speed of your internet connection",
+    );
+    data.say("[preflight] You can also perform this action in beforehand using 'kubeadm config images pull'");
+    let run = run_checks(&pull, &*data.host_probe, &*data.runtime, &ignore);
+    report(data, run)
+}
+
+/// Prints what the checks printed and fails with their error (exit code 2 in the CLI).
+fn report(data: &JoinData, run: PreflightRun) -> Result<(), PhaseError> {
     for (stream, text) in &run.output {
         match stream {
             Stream::Stdout => data.reporter.out(text),
             Stream::Stderr => data.reporter.err(text),
         }
     }
-    if let Some(e) = run.error {
-        return Err(Box::new(e));
+    match run.error {
+        Some(e) => Err(Box::new(e)),
+        None => Ok(()),
     }
-    ensure_init_cfg(data)
+}
+
+/// Upstream's `checkIfReadyForAdditionalControlPlane`: a `controlPlaneEndpoint`, and, without a
+/// certificate key to download them with, the shared CAs and service-account keys on disk
+/// (`SharedCertificateExists`; a CA without its key is only warned about, through `warn`).
+pub fn ready_for_additional_control_plane(
+    cfg: &InitConfig,
+    has_certificate_key: bool,
+    fs: &dyn Fs,
+    warn: &dyn Fn(&str),
+) -> Result<(), String> {
+    if cfg.cluster.control_plane_endpoint.is_empty() {
+        return Err(
+            "unable to add a new control plane instance to a cluster that doesn't have a stable controlPlaneEndpoint address"
+                .into(),
+        );
+    }
+    if has_certificate_key {
+        return Ok(());
+    }
+    let dir = Path::new(&cfg.cluster.certificates_dir);
+    let ca = |base: &str, ux: &str| ca_cert_and_key(fs, dir, base, ux, warn).err();
+    let mut errors: Vec<String> = Vec::new();
+    errors.extend(ca("ca", "CA"));
+    errors.extend(service_account_keys(fs, dir).err());
+    errors.extend(ca("front-proxy-ca", "front-proxy CA"));
+    if cfg.cluster.etcd.external.is_none() {
+        errors.extend(ca("etcd/ca", "etcd CA"));
+    }
+    match errors.len() {
+        0 => Ok(()),
+        1 => Err(errors.remove(0)),
+        _ => Err(format!("[{}]", errors.join(", "))),
+    }
+}
+
+/// Upstream's `validatePrivatePublicKey` for the service-account key pair.
+fn service_account_keys(fs: &dyn Fs, dir: &Path) -> Result<(), String> {
+    let key = dir.join("sa.key");
+    let public = dir.join("sa.pub");
+    let fail = |what: String| Err(format!("failure loading key for service account: {what}"));
+    match fs.read(&key) {
+        Err(e) => fail(format!(
+            "couldn't load the private key file {}: {}",
+            key.display(),
+            open_error(&key, &e)
+        )),
+        Ok(k) if PrivateKey::from_pem(&String::from_utf8_lossy(&k)).is_err() => fail(format!(
+            "error reading private key file {}: data does not contain a valid RSA or ECDSA private key",
+            key.display()
+        )),
+        Ok(_) => match fs.read(&public) {
+            Err(e) => fail(format!(
+                "couldn't load the public key file {}: {}",
+                public.display(),
+                open_error(&public, &e)
+            )),
+            Ok(_) => Ok(()),
+        },
+    }
+}
+
+fn open_error(path: &Path, e: &std::io::Error) -> String {
+    format!("open {}: {}", path.display(), kubeadm_api::gofmt::io_error(e))
+}
+
+/// Upstream's `validateCACertAndKey`: the CA certificate loads and is a CA; a missing key is a
+/// warning ("assuming external key").
+fn ca_cert_and_key(fs: &dyn Fs, dir: &Path, base: &str, ux: &str, warn: &dyn Fn(&str)) -> Result<(), String> {
+    let crt = dir.join(format!("{base}.crt"));
+    let cert = match fs.read(&crt) {
+        Err(e) => {
+            return Err(format!(
+                "failure loading certificate for {ux}: couldn't load the certificate file {}: {}",
+                crt.display(),
+                open_error(&crt, &e)
+            ));
+        }
+        Ok(b) => CertInfo::from_pem(&String::from_utf8_lossy(&b)).map_err(|_| {
+            format!(
+                "failure loading certificate for {ux}: couldn't load the certificate file {}: data does not contain any valid RSA or ECDSA certificates",
+                crt.display()
+            )
+        })?,
+    };
+    if !cert.is_ca {
+        return Err(format!("certificate {ux} is not a CA"));
+    }
+    let key = dir.join(format!("{base}.key"));
+    if let Err(e) = fs.read(&key) {
+        warn(&format!(
+            "assuming external key for {ux}: couldn't load the private key file {}: {}",
+            key.display(),
+            open_error(&key, &e)
+        ));
+    }
+    Ok(())
 }

@@ -19,7 +19,8 @@ use kubeadm_effects::etcd::{EtcdError, Member};
 use kubeadm_effects::fs::Fs;
 use serde_json::Value;
 
-use crate::reset::{EtcdTlsFiles, ResetData};
+use crate::etcd_cluster::{EtcdClientError, client_from_cluster, client_url, peer_url};
+use crate::reset::ResetData;
 
 /// Upstream's `StaticPodMirroringDefaultRetry`: 30 tries, one second apart.
 const MIRROR_RETRY_STEPS: u32 = 30;
@@ -29,8 +30,6 @@ const MIRROR_RETRY_INTERVAL: Duration = Duration::from_secs(1);
 const CRI_SOCKET_ANNOTATION: &str = "kubeadm.alpha.kubernetes.io/cri-socket";
 /// The kube-apiserver Pod annotation holding its advertise endpoint.
 const API_ENDPOINT_ANNOTATION: &str = "kubeadm.kubernetes.io/kube-apiserver.advertise-address.endpoint";
-/// The etcd Pod annotation holding its advertise client URL.
-const ETCD_CLIENT_URLS_ANNOTATION: &str = "kubeadm.kubernetes.io/etcd.advertise-client-urls";
 
 /// Why the configuration could not be fetched (upstream only warns and goes on without one).
 #[derive(Debug, thiserror::Error)]
@@ -133,15 +132,6 @@ pub fn api_endpoint_from_string(raw: &str) -> Result<ApiEndpoint, String> {
         advertise_address: host.to_string(),
         bind_port: port,
     })
-}
-
-/// `https://<address>:<port>` with IPv6 addresses in brackets (Go's `net.JoinHostPort`).
-fn https_url(address: &str, port: u16) -> String {
-    if address.contains(':') {
-        format!("https://[{address}]:{port}")
-    } else {
-        format!("https://{address}:{port}")
-    }
 }
 
 /// Fetches the configuration of this node from the cluster. `inputs` drives the defaulting of
@@ -284,17 +274,9 @@ pub enum RemoveMemberError {
     /// No API client (the configuration came from somewhere else).
     #[error("no client to reach the cluster")]
     NoClient,
-    /// The etcd endpoints could not be read from the etcd Pods.
-    #[error("could not retrieve the list of etcd endpoints: {0}")]
-    Endpoints(String),
-    /// The etcd client could not be created or synced.
-    #[error("error creating etcd client for {endpoints:?} endpoints: {reason}")]
-    Connect {
-        /// The endpoints from the Pods.
-        endpoints: Vec<String>,
-        /// What failed.
-        reason: String,
-    },
+    /// No etcd client.
+    #[error(transparent)]
+    Client(#[from] EtcdClientError),
     /// An etcd call failed.
     #[error(transparent)]
     Etcd(#[from] EtcdError),
@@ -318,11 +300,10 @@ pub fn member_action(
     client_endpoints: &[String],
     endpoint: &ApiEndpoint,
 ) -> MemberAction {
-    let client_url = https_url(&endpoint.advertise_address, 2379);
-    if members.len() == 1 && client_endpoints.contains(&client_url) {
+    if members.len() == 1 && client_endpoints.contains(&client_url(endpoint)) {
         return MemberAction::KeepLastMember;
     }
-    let peer_url = https_url(&endpoint.advertise_address, 2380);
+    let peer_url = peer_url(endpoint);
     members
         .iter()
         .find(|m| m.peer_urls.first() == Some(&peer_url))
@@ -334,22 +315,9 @@ pub(crate) fn remove_stacked_etcd_member(data: &ResetData) -> Result<(), RemoveM
     let (Some(cfg), Some(cluster)) = (data.cfg.as_ref(), data.cluster.as_deref()) else {
         return Err(RemoveMemberError::NoClient);
     };
-    let endpoints = etcd_endpoints(cluster)?;
-    data.reporter.info(
-        1,
-        "etcd.go",
-        &format!("etcd endpoints read from pods: {}", endpoints.join(",")),
-    );
+    let log = |line: &str| data.reporter.info(1, "etcd.go", line);
     let dir = Path::new(&cfg.cluster.certificates_dir);
-    let tls = EtcdTlsFiles {
-        ca: dir.join("etcd/ca.crt"),
-        cert: dir.join("etcd/healthcheck-client.crt"),
-        key: dir.join("etcd/healthcheck-client.key"),
-    };
-    let etcd = (data.etcd)(&endpoints, &tls).map_err(|reason| RemoveMemberError::Connect {
-        endpoints: endpoints.clone(),
-        reason,
-    })?;
+    let etcd = client_from_cluster(cluster, dir, &data.etcd, &log)?;
     let members = etcd.list_members()?;
     match member_action(&members, &etcd.endpoints(), &cfg.init.local_api_endpoint) {
         MemberAction::KeepLastMember => {
@@ -372,39 +340,6 @@ pub(crate) fn remove_stacked_etcd_member(data: &ResetData) -> Result<(), RemoveM
             Ok(())
         }
     }
-}
-
-/// The etcd client URLs from the etcd Pods' annotations, retried as upstream until every etcd Pod
-/// has one.
-fn etcd_endpoints(cluster: &dyn Cluster) -> Result<Vec<String>, RemoveMemberError> {
-    let options = ListOptions {
-        label_selector: "component=etcd,tier=control-plane".into(),
-        field_selector: String::new(),
-    };
-    let mut last = String::from("timed out waiting for the condition");
-    for attempt in 1..=MIRROR_RETRY_STEPS {
-        match cluster.list(&Resource::core("pods"), "kube-system", &options) {
-            Ok(pods) => {
-                let urls: Vec<String> = pods
-                    .iter()
-                    .filter_map(|p| {
-                        p.pointer("/metadata/annotations")
-                            .and_then(|a| a.get(ETCD_CLIENT_URLS_ANNOTATION))
-                            .and_then(Value::as_str)
-                            .map(str::to_string)
-                    })
-                    .collect();
-                if !urls.is_empty() && urls.len() == pods.len() {
-                    return Ok(urls);
-                }
-            }
-            Err(e) => last = e.to_string(),
-        }
-        if attempt < MIRROR_RETRY_STEPS {
-            cluster.pause(MIRROR_RETRY_INTERVAL);
-        }
-    }
-    Err(RemoveMemberError::Endpoints(last))
 }
 
 #[cfg(test)]

@@ -9,29 +9,15 @@ use std::path::PathBuf;
 use kubeadm_api::internal::InitConfig;
 use kubeadm_effects::cluster::Cluster;
 use kubeadm_effects::cri::Runtime;
-use kubeadm_effects::etcd::Etcd;
 use kubeadm_effects::fs::Fs;
 use kubeadm_effects::host_probe::HostProbe;
 use kubeadm_effects::init_system::InitSystem;
 use kubeadm_effects::report::Reporter;
 
+pub use crate::etcd_cluster::{EtcdConnector, EtcdTlsFiles};
+
 /// Upstream's default `--cert-dir`.
 pub const DEFAULT_CERT_DIR: &str = kubeadm_core::layout::PKI_DIR;
-
-/// Opens an etcd client on the given endpoints with the given CA, client certificate and key files.
-pub type EtcdConnector = Box<dyn Fn(&[String], &EtcdTlsFiles) -> Result<Box<dyn Etcd>, String> + Send + Sync>;
-
-/// The files of upstream's etcd client: `etcd/ca.crt`, `etcd/healthcheck-client.{crt,key}` under the
-/// certificates directory.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EtcdTlsFiles {
-    /// The etcd CA certificate.
-    pub ca: PathBuf,
-    /// The client certificate.
-    pub cert: PathBuf,
-    /// The client key.
-    pub key: PathBuf,
-}
 
 /// What the reset phases work from.
 pub struct ResetData {

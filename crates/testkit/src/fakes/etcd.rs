@@ -22,7 +22,7 @@ impl FakeEtcd {
         }
     }
 
-    /// The calls made so far: `list`, `remove <id>`.
+    /// The calls made so far: `list`, `remove <id>`, `add <peer URL>`, `status <endpoint>`.
     pub fn calls(&self) -> Vec<String> {
         self.calls.lock().map(|c| c.clone()).unwrap_or_default()
     }
@@ -65,5 +65,52 @@ impl Etcd for FakeEtcd {
             });
         }
         Ok(members.clone())
+    }
+
+    fn add_member(&self, peer_url: &str) -> Result<Vec<Member>, EtcdError> {
+        self.record(format!("add {peer_url}"));
+        let fail = |message: &str| EtcdError {
+            call: format!("MemberAdd {peer_url}"),
+            endpoints: self.endpoints.clone(),
+            message: message.into(),
+        };
+        let mut members = self.members.lock().map_err(|_| fail("poisoned"))?;
+        if members.iter().any(|m| m.peer_urls.iter().any(|u| u == peer_url)) {
+            return Err(fail("etcdserver: Peer URLs already exists"));
+        }
+        // etcd's strict reconfiguration check (`IsReadyToAddVotingMember`): the started members
+        // must still make a quorum, except when a one-member cluster gets its second.
+        let started = members.iter().filter(|m| !m.name.is_empty()).count();
+        let after = members.len() + 1;
+        if !(started == 1 && after == 2) && started < after / 2 + 1 {
+            return Err(fail(
+                "etcdserver: re-configuration failed due to not enough started members",
+            ));
+        }
+        let id = members.iter().map(|m| m.id).max().unwrap_or(0) + 1;
+        members.push(Member {
+            id,
+            name: String::new(),
+            peer_urls: vec![peer_url.to_string()],
+            client_urls: Vec::new(),
+        });
+        Ok(members.clone())
+    }
+
+    fn status(&self, endpoint: &str) -> Result<(), EtcdError> {
+        self.record(format!("status {endpoint}"));
+        let members = self.members();
+        if members
+            .iter()
+            .any(|m| m.client_urls.iter().any(|u| u == endpoint))
+        {
+            Ok(())
+        } else {
+            Err(EtcdError {
+                call: format!("Status {endpoint}"),
+                endpoints: vec![endpoint.to_string()],
+                message: "context deadline exceeded".into(),
+            })
+        }
     }
 }

@@ -96,6 +96,9 @@ pub(crate) fn data_with(
         }),
         tls_bootstrap: None,
         init_cfg: None,
+        control_plane_context: Box::new(|_| Err("no control plane in this test".into())),
+        control_plane: None,
+        etcd: Box::new(|_, _| Err("no etcd in this test".into())),
     }
 }
 

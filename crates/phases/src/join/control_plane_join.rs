@@ -1,0 +1,178 @@
+//! The hidden `check-etcd` phase and the `control-plane-join` phases of `kubeadm join` (upstream's
+//! `cmd/phases/join/checketcd.go` and `controlplanejoin.go`): the etcd cluster's health before
+//! the kubelet starts, the new local etcd member announced and started, and the node marked as a
+//! control plane. Each returns at once on a worker.
+
+use std::path::Path;
+use std::time::Duration;
+
+use kubeadm_core::manifests;
+use kubeadm_workflow::PhaseError;
+
+use crate::etcd_cluster::{
+    AddMemberError, EtcdClientError, WaitEtcdError, add_joining_member, check_cluster_health,
+    client_from_cluster, client_url, peer_url, wait_for_cluster_available,
+};
+use crate::init::ClusterConnectError;
+use crate::init::control_plane::write_static_pod;
+use crate::join::JoinData;
+
+/// Upstream's `etcdHealthyCheckInterval * etcdHealthyCheckRetries`: how long the new member has to
+/// join. Upstream looks every 5 s; we look every second, so a healthy member is seen sooner.
+const ETCD_JOIN_TIMEOUT: Duration = Duration::from_secs(40);
+const ETCD_POLL_INTERVAL: Duration = Duration::from_secs(1);
+
+/// Why the etcd phases failed.
+#[derive(Debug, thiserror::Error)]
+pub enum JoinEtcdError {
+    /// No client from `admin.conf`.
+    #[error("couldn't create Kubernetes client: {0}")]
+    Client(#[from] ClusterConnectError),
+    /// No etcd client.
+    #[error(transparent)]
+    EtcdClient(#[from] EtcdClientError),
+    /// The cluster is not healthy before the join.
+    #[error("etcd cluster is not healthy: {0}")]
+    Unhealthy(kubeadm_effects::etcd::EtcdError),
+    /// The data directory could not be created.
+    #[error("failed to create etcd directory {path:?}: {source}")]
+    DataDir {
+        /// The directory.
+        path: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The member could not be added.
+    #[error("error creating local etcd static pod manifest file: {0}")]
+    Add(#[from] AddMemberError),
+    /// The manifest could not be built.
+    #[error("error creating local etcd static pod manifest file: {0}")]
+    Manifest(#[from] manifests::ManifestError),
+    /// The RootlessControlPlane feature gate needs users and groups we do not create yet.
+    #[error("the RootlessControlPlane feature gate is not implemented yet in kubeadm-rs")]
+    Rootless,
+    /// The new member did not become available.
+    #[error(
+        "error creating local etcd static pod manifest file: {source}. The new etcd member on this node did not answer in {}s: \
+         its static Pod is {manifest}; the kubelet's and the etcd container's logs say why (e.g. 'crictl logs' of the etcd container)",
+        ETCD_JOIN_TIMEOUT.as_secs()
+    )]
+    Wait {
+        /// The manifest written.
+        manifest: String,
+        /// The last error.
+        #[source]
+        source: WaitEtcdError,
+    },
+}
+
+/// The hidden `check-etcd` phase: with local etcd, every member answers before this node joins.
+pub(crate) fn run_check_etcd(data: &mut JoinData) -> Result<(), PhaseError> {
+    if data.cfg.control_plane.is_none() {
+        return Ok(());
+    }
+    data.control_plane_data()?;
+    let (Some(cp), connect) = (data.control_plane.as_ref(), &data.etcd) else {
+        return Ok(());
+    };
+    if cp.cfg.cluster.etcd.external.is_some() {
+        cp.say("[check-etcd] Skipping etcd check in external mode");
+        return Ok(());
+    }
+    cp.say("[check-etcd] Checking that the etcd cluster is healthy");
+    let client = cp.cluster.client().map_err(JoinEtcdError::Client)?;
+    let log = |line: &str| cp.reporter.info(1, "etcd.go", line);
+    let etcd = client_from_cluster(client, Path::new(&cp.cfg.cluster.certificates_dir), connect, &log)
+        .map_err(JoinEtcdError::from)?;
+    check_cluster_health(&*etcd).map_err(JoinEtcdError::Unhealthy)?;
+    Ok(())
+}
+
+/// `control-plane-join/etcd`: upstream's `CreateStackedEtcdStaticPodManifestFile`. The member is
+/// announced after the kubelet started, so the static pod runs as soon as its manifest exists.
+pub(crate) fn run_etcd(data: &mut JoinData) -> Result<(), PhaseError> {
+    if data.cfg.control_plane.is_none() {
+        return Ok(());
+    }
+    data.control_plane_data()?;
+    let (Some(cp), connect) = (data.control_plane.as_mut(), &data.etcd) else {
+        return Ok(());
+    };
+    cp.cluster.client().map_err(JoinEtcdError::Client)?;
+    let Some(local) = cp.cfg.cluster.etcd.local.clone() else {
+        cp.say("[control-plane-join] Using external etcd - no local stacked instance added");
+        return Ok(());
+    };
+    // Upstream's CreateDataDirectory: mode 0700, as etcd itself insists on.
+    cp.fs
+        .create_dir_all(Path::new(&local.data_dir), 0o700)
+        .map_err(|source| JoinEtcdError::DataDir {
+            path: local.data_dir.clone(),
+            source,
+        })?;
+    let etcd = {
+        let client = cp.cluster.client().map_err(JoinEtcdError::Client)?;
+        let log = |line: &str| cp.reporter.info(1, "etcd.go", line);
+        client_from_cluster(client, Path::new(&cp.cfg.cluster.certificates_dir), connect, &log)
+            .map_err(JoinEtcdError::from)?
+    };
+    let endpoint = cp.cfg.init.local_api_endpoint.clone();
+    let name = cp.cfg.init.node_registration.name.clone();
+    let peer = peer_url(&endpoint);
+    let (initial, existed) = add_joining_member(&*etcd, &name, &peer).map_err(JoinEtcdError::from)?;
+    if existed {
+        cp.reporter.info(
+            0,
+            "etcd.go",
+            &format!("[etcd] The etcd member {peer} was announced by an earlier attempt; using it"),
+        );
+    }
+    cp.say("[etcd] Announced new etcd member joining to the existing etcd cluster");
+    cp.say("[etcd] Creating static Pod manifest for \"etcd\"");
+    if manifests::rootless::enabled(&cp.cfg.cluster) {
+        return Err(Box::new(JoinEtcdError::Rootless));
+    }
+    let pod = manifests::etcd_pod(&cp.cfg.cluster, &endpoint, &name, &initial, &cp.cfg.resolved)
+        .map_err(JoinEtcdError::from)?;
+    write_static_pod(cp, pod)?;
+    cp.say(&format!(
+        "[etcd] Waiting for the new etcd member to join the cluster. This can take up to {}s",
+        ETCD_JOIN_TIMEOUT.as_secs()
+    ));
+    let mut endpoints = etcd.endpoints();
+    let own = client_url(&endpoint);
+    if !endpoints.contains(&own) {
+        endpoints.push(own);
+    }
+    let retries = (ETCD_JOIN_TIMEOUT.as_secs() / ETCD_POLL_INTERVAL.as_secs()) as u32;
+    let client = cp.cluster.client().map_err(JoinEtcdError::Client)?;
+    let pause = |d: Duration| client.pause(d);
+    wait_for_cluster_available(&*etcd, &endpoints, retries, ETCD_POLL_INTERVAL, &pause).map_err(
+        |source| JoinEtcdError::Wait {
+            manifest: cp.manifest_dir.join("etcd.yaml").display().to_string(),
+            source,
+        },
+    )?;
+    Ok(())
+}
+
+/// `control-plane-join/update-status`: deprecated, does nothing but say so.
+pub(crate) fn run_update_status(data: &mut JoinData) -> Result<(), PhaseError> {
+    if data.cfg.control_plane.is_some() {
+        data.say(
+            "The 'update-status' phase is deprecated and will be removed in a future release. Currently it performs no operation",
+        );
+    }
+    Ok(())
+}
+
+/// `control-plane-join/mark-control-plane`: the labels and taints of a control-plane node.
+pub(crate) fn run_mark_control_plane(data: &mut JoinData) -> Result<(), PhaseError> {
+    if data.cfg.control_plane.is_none() {
+        return Ok(());
+    }
+    let cp = data.control_plane_data()?;
+    crate::init::mark_control_plane::run(cp)
+        .map_err(|e| -> PhaseError { format!("error applying control-plane label and taints: {e}").into() })
+}
