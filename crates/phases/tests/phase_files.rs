@@ -5,13 +5,8 @@
 
 use std::path::Path;
 
-/// Top-level phases whose code is in a file named otherwise: `join`'s control-plane phases, which
-/// a worker skips, are in one file.
-const SHARED_FILES: &[(&str, &str, &str)] = &[
-    ("join", "control-plane-prepare", "control_plane"),
-    ("join", "check-etcd", "control_plane"),
-    ("join", "control-plane-join", "control_plane"),
-];
+/// Top-level phases whose code is in a file named otherwise (none today).
+const SHARED_FILES: &[(&str, &str, &str)] = &[];
 
 fn check(workflow_dir: &str, phases: Vec<&'static str>, missing: &mut Vec<String>) {
     let src = Path::new(env!("CARGO_MANIFEST_DIR"))

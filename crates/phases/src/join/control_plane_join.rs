@@ -1,7 +1,6 @@
-//! The hidden `check-etcd` phase and the `control-plane-join` phases of `kubeadm join` (upstream's
-//! `cmd/phases/join/checketcd.go` and `controlplanejoin.go`): the etcd cluster's health before
-//! the kubelet starts, the new local etcd member announced and started, and the node marked as a
-//! control plane. Each returns at once on a worker.
+//! The `control-plane-join` phases of `kubeadm join` (upstream's
+//! `cmd/phases/join/controlplanejoin.go`): the new local etcd member announced and started, and the
+//! node marked as a control plane. Each returns at once on a worker.
 
 use std::path::Path;
 use std::time::Duration;
@@ -10,8 +9,8 @@ use kubeadm_core::manifests;
 use kubeadm_workflow::PhaseError;
 
 use crate::etcd_cluster::{
-    AddMemberError, EtcdClientError, WaitEtcdError, add_joining_member, check_cluster_health,
-    client_from_cluster, client_url, peer_url, wait_for_cluster_available,
+    AddMemberError, EtcdClientError, WaitEtcdError, add_joining_member, client_from_cluster, client_url,
+    peer_url, wait_for_cluster_available,
 };
 use crate::init::ClusterConnectError;
 use crate::init::control_plane::write_static_pod;
@@ -22,7 +21,7 @@ use crate::join::JoinData;
 const ETCD_JOIN_TIMEOUT: Duration = Duration::from_secs(40);
 const ETCD_POLL_INTERVAL: Duration = Duration::from_secs(1);
 
-/// Why the etcd phases failed.
+/// Why the etcd phases of a control-plane join (`check-etcd`, `control-plane-join/etcd`) failed.
 #[derive(Debug, thiserror::Error)]
 pub enum JoinEtcdError {
     /// No client from `admin.conf`.
@@ -65,28 +64,6 @@ pub enum JoinEtcdError {
         #[source]
         source: WaitEtcdError,
     },
-}
-
-/// The hidden `check-etcd` phase: with local etcd, every member answers before this node joins.
-pub(crate) fn run_check_etcd(data: &mut JoinData) -> Result<(), PhaseError> {
-    if data.cfg.control_plane.is_none() {
-        return Ok(());
-    }
-    data.control_plane_data()?;
-    let (Some(cp), connect) = (data.control_plane.as_ref(), &data.etcd) else {
-        return Ok(());
-    };
-    if cp.cfg.cluster.etcd.external.is_some() {
-        cp.say("[check-etcd] Skipping etcd check in external mode");
-        return Ok(());
-    }
-    cp.say("[check-etcd] Checking that the etcd cluster is healthy");
-    let client = cp.cluster.client().map_err(JoinEtcdError::Client)?;
-    let log = |line: &str| cp.reporter.info(1, "etcd.go", line);
-    let etcd = client_from_cluster(client, Path::new(&cp.cfg.cluster.certificates_dir), connect, &log)
-        .map_err(JoinEtcdError::from)?;
-    check_cluster_health(&*etcd).map_err(JoinEtcdError::Unhealthy)?;
-    Ok(())
 }
 
 /// `control-plane-join/etcd`: upstream's `CreateStackedEtcdStaticPodManifestFile`. The member is

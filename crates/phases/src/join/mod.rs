@@ -5,6 +5,7 @@
 
 pub mod tree;
 
+mod check_etcd;
 mod cluster_config;
 mod control_plane_join;
 mod control_plane_prepare;
@@ -40,7 +41,7 @@ pub fn workflow() -> Workflow<JoinData> {
             "control-plane-prepare/control-plane",
             control_plane_prepare::run_control_plane,
         ),
-        wf.bind("check-etcd", control_plane_join::run_check_etcd),
+        wf.bind("check-etcd", check_etcd::run_check_etcd),
         wf.bind("kubelet-start", kubelet_start::run_kubelet_start),
         wf.bind("control-plane-join/etcd", control_plane_join::run_etcd),
         wf.bind(

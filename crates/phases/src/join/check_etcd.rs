@@ -1,0 +1,32 @@
+//! The hidden `check-etcd` phase of `kubeadm join` (upstream's `cmd/phases/join/checketcd.go`): with
+//! a local etcd, every member answers before this node's kubelet starts. Returns at once on a worker.
+
+use std::path::Path;
+
+use kubeadm_workflow::PhaseError;
+
+use crate::etcd_cluster::{check_cluster_health, client_from_cluster};
+use crate::join::JoinData;
+use crate::join::control_plane_join::JoinEtcdError;
+
+/// The hidden `check-etcd` phase: with local etcd, every member answers before this node joins.
+pub(crate) fn run_check_etcd(data: &mut JoinData) -> Result<(), PhaseError> {
+    if data.cfg.control_plane.is_none() {
+        return Ok(());
+    }
+    data.control_plane_data()?;
+    let (Some(cp), connect) = (data.control_plane.as_ref(), &data.etcd) else {
+        return Ok(());
+    };
+    if cp.cfg.cluster.etcd.external.is_some() {
+        cp.say("[check-etcd] Skipping etcd check in external mode");
+        return Ok(());
+    }
+    cp.say("[check-etcd] Checking that the etcd cluster is healthy");
+    let client = cp.cluster.client().map_err(JoinEtcdError::Client)?;
+    let log = |line: &str| cp.reporter.info(1, "etcd.go", line);
+    let etcd = client_from_cluster(client, Path::new(&cp.cfg.cluster.certificates_dir), connect, &log)
+        .map_err(JoinEtcdError::from)?;
+    check_cluster_health(&*etcd).map_err(JoinEtcdError::Unhealthy)?;
+    Ok(())
+}
