@@ -295,31 +295,6 @@ fn bad_input_fails_as_upstream() {
     }
 }
 
-/// `join --dry-run` is refused by ours in one line, before anything runs.
-#[test]
-fn dry_run_is_refused_in_one_line() {
-    let root = node_root();
-    let r = join(
-        &ours(),
-        root.path(),
-        &[
-            "1.2.3.4:6443",
-            "--token",
-            TOKEN,
-            "--discovery-token-unsafe-skip-ca-verification",
-            "--dry-run",
-        ],
-    );
-    assert_eq!(r.code, 1, "{r:?}");
-    assert_eq!(r.stdout, "");
-    assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
-    assert!(
-        r.stderr.contains("is not implemented yet in kubeadm-rs"),
-        "{}",
-        r.stderr
-    );
-}
-
 /// The key `kubeadm init phase upload-certs` encrypts the shared certificates with, in the tests.
 const CERT_KEY: &str = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
 /// The joining control plane.
@@ -820,4 +795,124 @@ fn kubelet_start_writes_what_upstream_writes() {
             "{label}"
         );
     }
+}
+
+/// Upstream's dry run writes into a temporary folder and prints its paths; ours keeps its files in
+/// memory and prints where they would go. Upstream's lines with its folder, mapped to ours; its two
+/// lines about the folder itself dropped (see `print_dry_run_files` in the phases).
+fn upstream_dry_run_lines(stdout: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in phase_lines(stdout) {
+        if line.starts_with("[dryrun] Wrote certificates") || line.starts_with("[dryrun] Please examine") {
+            continue;
+        }
+        let Some(at) = line.find("kubeadm-join-dryrun") else {
+            out.push(line.to_string());
+            continue;
+        };
+        // The quoted path around the folder (upstream's folder sits under --rootfs oddly), and the
+        // file in it.
+        let open = line[..at].rfind('"').map_or(0, |i| i + 1);
+        let close = line[at..].find('"').map_or(line.len(), |i| at + i);
+        let file_name = line[at..close].split_once('/').map_or("", |(_, f)| f);
+        let real = match file_name {
+            "" if line.contains("kubeconfig folder") => "/etc/kubernetes".to_string(),
+            "" if line.contains("certificateDir folder") || line.contains("now exist in") => {
+                "/etc/kubernetes/pki".to_string()
+            }
+            "" => "/etc/kubernetes/manifests".to_string(),
+            "config.yaml" | "kubeadm-flags.env" => format!("/var/lib/kubelet/{file_name}"),
+            f if f.ends_with(".yaml") => format!("/etc/kubernetes/manifests/{f}"),
+            f => format!("/etc/kubernetes/{f}"),
+        };
+        out.push(format!("{}{real}{}", &line[..open], &line[close..]));
+    }
+    out
+}
+
+/// `join --dry-run`, worker and control plane, on a real API server: ours writes nothing (no file
+/// under the node's root, no Node, no etcd member) and prints what upstream's prints, with the
+/// files where they would go.
+#[test]
+fn dry_run_prints_as_upstream_and_writes_nothing() {
+    let (server, pin) = prepared_server();
+    let up = upstream_kubeadm();
+    let upload = InitConfig {
+        node: CONTROL_PLANE,
+        init_extra: &format!("certificateKey: {CERT_KEY}\n"),
+        ..InitConfig::default()
+    }
+    .render(server.port());
+    std::fs::write(server.root().join("upload.yaml"), upload).expect("config");
+    kubeadm_testkit::rootfs::init_phase(
+        &up,
+        &server.root(),
+        &["upload-certs", "--upload-certs"],
+        "/upload.yaml",
+    );
+    // The etcd Pod as the kubelet would mirror it: how both find etcd (upstream's dry run connects).
+    let etcd_pod = serde_json::json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {
+            "name": format!("etcd-{CONTROL_PLANE}"), "namespace": "kube-system",
+            "labels": {"component": "etcd", "tier": "control-plane"},
+            "annotations": {
+                "kubeadm.kubernetes.io/etcd.advertise-client-urls": server.etcd_client_url(),
+                "kubernetes.io/config.mirror": "test",
+            },
+        },
+        "spec": {"nodeName": CONTROL_PLANE, "containers": [{"name": "etcd", "image": "registry.k8s.io/etcd:3.5.9-0"}]},
+    });
+    let pod_file = server.root().join("etcd-pod.json");
+    std::fs::write(&pod_file, etcd_pod.to_string()).expect("pod");
+    server.kubectl(&["create", "-f", &pod_file.to_string_lossy()]);
+    let ep = format!("127.0.0.1:{}", server.port());
+    let worker = vec![
+        ep.as_str(),
+        "--token",
+        TOKEN,
+        "--discovery-token-ca-cert-hash",
+        pin.as_str(),
+        "--node-name",
+        WORKER,
+        "--dry-run",
+        "--ignore-preflight-errors=all",
+    ];
+    let mut control_plane = worker.clone();
+    control_plane.extend([
+        "--control-plane",
+        "--certificate-key",
+        CERT_KEY,
+        "--apiserver-advertise-address",
+        SECOND_IP,
+    ]);
+    for (label, args) in [("worker", &worker), ("control plane", &control_plane)] {
+        let up_root = node_root();
+        std::fs::create_dir_all(up_root.path().join("tmp")).expect("tmp");
+        let upr = join(&up, up_root.path(), args);
+        let root = node_root();
+        let our = join(&ours(), root.path(), args);
+        assert_eq!(upr.code, 0, "{label}: upstream failed: {upr:#?}");
+        assert_eq!(our.code, 0, "{label}: ours failed: {our:#?}");
+        let mut a = upstream_dry_run_lines(&upr.stdout);
+        let mut b: Vec<String> = phase_lines(&our.stdout).iter().map(|l| l.to_string()).collect();
+        // The certificates' lines come in Go map order upstream: that block is compared as a set.
+        for lines in [&mut a, &mut b] {
+            let certs: Vec<usize> = (0..lines.len())
+                .filter(|&i| lines[i].starts_with("[certs] "))
+                .collect();
+            if let (Some(&first), Some(&last)) = (certs.first(), certs.last()) {
+                lines[first..=last].sort();
+            }
+        }
+        assert!(a == b, "{label}:\n{}", diff(&a.join("\n"), &b.join("\n")));
+        let written = kubeadm_testkit::rootfs::tree(root.path(), &["etc", "var"]);
+        assert!(
+            written.is_empty(),
+            "{label}: ours wrote {:?}",
+            written.keys().collect::<Vec<_>>()
+        );
+    }
+    let nodes = server.kubectl(&["get", "nodes", "-o", "name"]);
+    assert!(!nodes.contains(WORKER), "{nodes}");
 }

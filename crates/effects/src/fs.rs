@@ -51,6 +51,38 @@ pub trait Fs: Send + Sync {
     }
 }
 
+/// A shared file system is a file system too: a dry run's overlay is shared by every context that
+/// writes and reads it back (a control-plane join's and `init`'s phases).
+impl<F: Fs + ?Sized> Fs for std::sync::Arc<F> {
+    fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
+        (**self).read(path)
+    }
+    fn write(&self, path: &Path, contents: &[u8], mode: u32) -> io::Result<()> {
+        (**self).write(path, contents, mode)
+    }
+    fn exists(&self, path: &Path) -> bool {
+        (**self).exists(path)
+    }
+    fn create_dir_all(&self, path: &Path, mode: u32) -> io::Result<()> {
+        (**self).create_dir_all(path, mode)
+    }
+    fn remove_file(&self, path: &Path) -> io::Result<()> {
+        (**self).remove_file(path)
+    }
+    fn list_dir(&self, path: &Path) -> io::Result<Vec<String>> {
+        (**self).list_dir(path)
+    }
+    fn remove_all(&self, path: &Path) -> io::Result<()> {
+        (**self).remove_all(path)
+    }
+    fn canonicalize(&self, path: &Path) -> io::Result<PathBuf> {
+        (**self).canonicalize(path)
+    }
+    fn unmount(&self, path: &Path) -> io::Result<()> {
+        (**self).unmount(path)
+    }
+}
+
 /// The error of an [`Fs`] operation an implementation does not provide.
 fn unsupported(operation: &str, path: &Path) -> io::Error {
     io::Error::new(

@@ -8,6 +8,7 @@ pub mod cri;
 pub mod etcd;
 pub mod fs;
 pub mod host_probe;
+pub mod https;
 pub mod init_system;
 pub mod keygen;
 pub mod probe;

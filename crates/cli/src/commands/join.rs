@@ -5,7 +5,9 @@
 //! discovery when it exists), the join context with the real effects, the workflow, and the
 //! closing message.
 //!
-//! Not implemented yet, refused with one line before anything runs: `--dry-run`.
+//! `--dry-run` swaps in the dry-run effects: files land in an overlay (the kubelet's files and a
+//! control plane's manifests are printed), the init system only says what it would do; the
+//! cluster is read (discovery, the configuration) but not written, and etcd is not contacted.
 
 use std::path::{Path, PathBuf};
 
@@ -18,7 +20,6 @@ use kubeadm_core::layout::{ADMIN_CONF, Layout};
 use kubeadm_effects::cluster::Cluster;
 use kubeadm_effects::report::Reporter;
 use kubeadm_host::cluster::KubeCluster;
-use kubeadm_host::fs::RealFs;
 use kubeadm_phases::{ClientSource, ClusterAccess, InitData, JoinData};
 
 use crate::cobra::execute::Invocation;
@@ -100,9 +101,6 @@ pub(crate) fn run(inv: &Invocation<'_>, filter: &[String]) -> Result<(), Command
 /// Upstream's `newJoinData` up to the loaded configuration.
 fn load(inv: &Invocation<'_>, rep: &dyn Reporter) -> Result<JoinConfig, CommandError> {
     let f = &inv.flags;
-    if f.bool("dry-run") {
-        return Err(CommandError::NotImplemented("kubeadm join --dry-run".into()));
-    }
     let mut external = JoinConfiguration::default();
     external.node_registration.name = f.string("node-name");
     external.node_registration.cri_socket = f.string("cri-socket");
@@ -246,7 +244,10 @@ fn context(inv: &Invocation<'_>, cfg: JoinConfig) -> Result<JoinData, CommandErr
     let patches = if patches_dir.is_empty() {
         None
     } else {
-        Some(crate::commands::patches::read_patches(&RealFs, &patches_dir)?)
+        Some(crate::commands::patches::read_patches(
+            &kubeadm_host::fs::RealFs,
+            &patches_dir,
+        )?)
     };
     let rep = reporter(inv);
     if let Some(pm) = &patches {
@@ -283,38 +284,45 @@ fn context(inv: &Invocation<'_>, cfg: JoinConfig) -> Result<JoinData, CommandErr
     } else {
         None
     };
+    let dry_run = inv.flags.bool("dry-run");
+    // One file system for the join's phases and a control plane's: in a dry run, one overlay.
+    let fs: std::sync::Arc<dyn kubeadm_effects::fs::Fs> = std::sync::Arc::from(setup::fs(dry_run));
     Ok(JoinData {
+        dry_run,
         ignore_preflight_errors: ignore,
         kubeconfig_dir: Layout::default().kubernetes_dir(),
         kubelet_dir: Layout::default().kubelet_dir(),
         hostname: setup::hostname(),
         host: host_facts::gather(),
         patches,
-        // A worker join has no dry run yet: the real effects.
-        init_system: setup::init_system(false),
+        init_system: setup::init_system(dry_run),
         host_probe: setup::host_probe(),
         runtime: Box::new(runtime),
-        fs: setup::fs(false),
+        fs: Box::new(fs.clone()),
         reporter: Box::new(rep.clone()),
         connect: Box::new(connect),
+        fetch_url: Box::new(|url| kubeadm_host::https::get(url).map_err(|e| e.to_string())),
         tls_bootstrap,
         init_cfg: None,
-        control_plane_context: control_plane_context(rep.clone(), patches_dir),
+        control_plane_context: control_plane_context(rep.clone(), patches_dir, fs, dry_run),
         control_plane: None,
         etcd: setup::etcd_connector(),
         cfg: cfg.join,
     })
 }
 
-/// The context of a joining control plane's phases: `kubeadm init`'s, with the real effects, the
-/// API client from `admin.conf` and the same patches (read again, without their lines).
+/// The context of a joining control plane's phases: `kubeadm init`'s, with the join's file system
+/// (the dry-run overlay in a dry run), the API client from `admin.conf` and the same patches (read
+/// again, without their lines).
 fn control_plane_context(
     rep: kubeadm_host::report::TerminalReporter,
     patches_dir: String,
+    shared_fs: std::sync::Arc<dyn kubeadm_effects::fs::Fs>,
+    dry_run: bool,
 ) -> kubeadm_phases::join::ControlPlaneContext {
     Box::new(move |cfg: InitConfig| {
         let layout = Layout::default();
-        let fs = setup::fs(false);
+        let fs: Box<dyn kubeadm_effects::fs::Fs> = Box::new(shared_fs.clone());
         let patches = if patches_dir.is_empty() {
             None
         } else {
@@ -332,7 +340,7 @@ fn control_plane_context(
             }),
         );
         Ok(InitData {
-            dry_run: false,
+            dry_run,
             ignore_preflight_errors: Default::default(),
             upload_certs: false,
             skip_token_print: true,
@@ -340,7 +348,7 @@ fn control_plane_context(
             manifest_dir: layout.manifests_dir(),
             kubelet_dir: layout.kubelet_dir(),
             hostname: setup::hostname(),
-            init_system: setup::init_system(false),
+            init_system: setup::init_system(dry_run),
             host_probe: setup::host_probe(),
             runtime: Box::new(runtime),
             kubeconfig_dir: layout.kubernetes_dir(),

@@ -1,5 +1,6 @@
 //! The hidden `check-etcd` phase of `kubeadm join` (upstream's `cmd/phases/join/checketcd.go`): with
-//! a local etcd, every member answers before this node's kubelet starts. Returns at once on a worker.
+//! a local etcd, every member answers before this node's kubelet starts. Returns at once on a worker
+//! and, after its line, in a dry run.
 
 use std::path::Path;
 
@@ -23,6 +24,11 @@ pub(crate) fn run_check_etcd(data: &mut JoinData) -> Result<(), PhaseError> {
         return Ok(());
     }
     cp.say("[check-etcd] Checking that the etcd cluster is healthy");
+    // A dry run does not contact etcd (upstream's does, for this read-only check; ours keeps every
+    // dry run off etcd, as reset's).
+    if data.dry_run {
+        return Ok(());
+    }
     let client = cp.cluster.client().map_err(JoinEtcdError::Client)?;
     let log = |line: &str| cp.reporter.info(1, "etcd.go", line);
     let etcd = client_from_cluster(client, Path::new(&cp.cfg.cluster.certificates_dir), connect, &log)

@@ -8,9 +8,10 @@ use std::time::Duration;
 use kubeadm_core::manifests;
 use kubeadm_workflow::PhaseError;
 
+use crate::InitData;
 use crate::etcd_cluster::{
-    AddMemberError, EtcdClientError, WaitEtcdError, add_joining_member, client_from_cluster, client_url,
-    peer_url, wait_for_cluster_available,
+    AddMemberError, EtcdClientError, EtcdMember, WaitEtcdError, add_joining_member, client_from_cluster,
+    client_url, peer_url, wait_for_cluster_available,
 };
 use crate::init::ClusterConnectError;
 use crate::init::control_plane::write_static_pod;
@@ -73,14 +74,24 @@ pub(crate) fn run_etcd(data: &mut JoinData) -> Result<(), PhaseError> {
         return Ok(());
     }
     data.control_plane_data()?;
+    let dry_run = data.dry_run;
     let (Some(cp), connect) = (data.control_plane.as_mut(), &data.etcd) else {
         return Ok(());
     };
-    cp.cluster.client().map_err(JoinEtcdError::Client)?;
+    if !dry_run {
+        cp.cluster.client().map_err(JoinEtcdError::Client)?;
+    }
     let Some(local) = cp.cfg.cluster.etcd.local.clone() else {
         cp.say("[control-plane-join] Using external etcd - no local stacked instance added");
         return Ok(());
     };
+    if dry_run {
+        cp.say(&format!(
+            "[control-plane-join] Would ensure that {:?} directory is present",
+            local.data_dir
+        ));
+        return write_etcd_manifest(cp, &[], true);
+    }
     // Upstream's CreateDataDirectory: mode 0700, as etcd itself insists on.
     cp.fs
         .create_dir_all(Path::new(&local.data_dir), 0o700)
@@ -134,6 +145,32 @@ pub(crate) fn run_etcd(data: &mut JoinData) -> Result<(), PhaseError> {
     Ok(())
 }
 
+/// The etcd manifest of the joining member, with the `--initial-cluster` of `initial` (a dry run
+/// announces nothing, so its manifest names this member alone, as upstream's).
+fn write_etcd_manifest(cp: &mut InitData, initial: &[EtcdMember], dry_run: bool) -> Result<(), PhaseError> {
+    let endpoint = cp.cfg.init.local_api_endpoint.clone();
+    if dry_run {
+        cp.say(&format!("[etcd] Would add etcd member: {}", peer_url(&endpoint)));
+    }
+    cp.say("[etcd] Creating static Pod manifest for \"etcd\"");
+    if manifests::rootless::enabled(&cp.cfg.cluster) {
+        return Err(Box::new(JoinEtcdError::Rootless));
+    }
+    let pod = manifests::etcd_pod(
+        &cp.cfg.cluster,
+        &endpoint,
+        &cp.cfg.init.node_registration.name,
+        initial,
+        &cp.cfg.resolved,
+    )
+    .map_err(JoinEtcdError::from)?;
+    write_static_pod(cp, pod)?;
+    if dry_run {
+        cp.say("[etcd] Would wait for the new etcd member to join the cluster");
+    }
+    Ok(())
+}
+
 /// `control-plane-join/update-status`: deprecated, does nothing but say so.
 pub(crate) fn run_update_status(data: &mut JoinData) -> Result<(), PhaseError> {
     if data.cfg.control_plane.is_some() {
@@ -149,7 +186,15 @@ pub(crate) fn run_mark_control_plane(data: &mut JoinData) -> Result<(), PhaseErr
     if data.cfg.control_plane.is_none() {
         return Ok(());
     }
+    let dry_run = data.dry_run;
     let cp = data.control_plane_data()?;
+    if dry_run {
+        cp.say(&format!(
+            "[control-plane-join] Would mark node {} as a control-plane",
+            cp.cfg.init.node_registration.name
+        ));
+        return Ok(());
+    }
     crate::init::mark_control_plane::run(cp)
         .map_err(|e| -> PhaseError { format!("error applying control-plane label and taints: {e}").into() })
 }

@@ -37,6 +37,11 @@ pub enum ClientSource<'a> {
 /// Creates API clients for the join phases (the real kube client, or a fake in tests).
 pub type JoinConnector = Box<dyn Fn(&ClientSource<'_>) -> Result<Box<dyn Cluster>, String> + Send + Sync>;
 
+/// Fetches a discovery file given as an `https://` URL (`--discovery-file https://…`): the body,
+/// whatever the status code, over TLS verified against the host's root certificates; or the error
+/// as upstream prints it (`Get "https://…": …`).
+pub type UrlFetcher = Box<dyn Fn(&str) -> Result<Vec<u8>, String> + Send + Sync>;
+
 /// Makes the context a joining control plane's phases share with `kubeadm init`'s (certificates,
 /// kubeconfig files, static pod manifests, the API client from `admin.conf`), from the cluster's
 /// configuration with this node's registration and API endpoint.
@@ -46,6 +51,9 @@ pub type ControlPlaneContext = Box<dyn Fn(InitConfig) -> Result<InitData, String
 pub struct JoinData {
     /// The loaded, defaulted and validated join configuration.
     pub cfg: JoinConfiguration,
+    /// `--dry-run`: the effects are the dry-run ones (files in an overlay, the init system only
+    /// said), the cluster is read but not written, etcd is not contacted.
+    pub dry_run: bool,
     /// The preflight checks whose errors become warnings (lower case).
     pub ignore_preflight_errors: BTreeSet<String>,
     /// Where kubeconfig files go (`/etc/kubernetes`).
@@ -70,6 +78,8 @@ pub struct JoinData {
     pub reporter: Box<dyn Reporter>,
     /// Creates API clients.
     pub connect: JoinConnector,
+    /// Fetches a discovery file given as an `https://` URL.
+    pub fetch_url: UrlFetcher,
     /// The kubeconfig the kubelet bootstraps with (upstream's `TLSBootstrapCfg`), once discovered.
     pub tls_bootstrap: Option<Value>,
     /// The cluster's configuration with this node's registration (upstream's `InitCfg`), once

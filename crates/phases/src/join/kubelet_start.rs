@@ -148,9 +148,13 @@ fn kubelet_start(data: &mut JoinData, bootstrap: &Path) -> Result<(), PhaseError
         Err(e) => return Err(Box::new(KubeletStartError::GetNode(node_name, e))),
     }
 
-    data.reporter
-        .info(1, "kubelet.go", "[kubelet-start] Stopping the kubelet");
-    crate::kubelet::try_stop(&*data.init_system, &|l| data.say(l), &*data.reporter);
+    if data.dry_run {
+        data.say("[kubelet-start] Would stop the kubelet");
+    } else {
+        data.reporter
+            .info(1, "kubelet.go", "[kubelet-start] Stopping the kubelet");
+        crate::kubelet::try_stop(&*data.init_system, &|l| data.say(l), &*data.reporter);
+    }
     let Some(init_cfg) = data.init_cfg.as_ref() else {
         return Err(Box::new(KubeletStartError::NoKubeletConfig));
     };
@@ -190,6 +194,19 @@ fn kubelet_start(data: &mut JoinData, bootstrap: &Path) -> Result<(), PhaseError
         "error writing a dynamic environment file for the kubelet",
     )?;
 
+    if data.dry_run {
+        data.say("[kubelet-start] Would start the kubelet");
+        // The files the run would have written; a control plane's manifests too.
+        let manifests = data.kubeconfig_dir.join("manifests");
+        let manifest_dir = data.cfg.control_plane.as_ref().map(|_| manifests.as_path());
+        crate::init::wait_control_plane::print_dry_run_files(
+            &*data.fs,
+            &*data.reporter,
+            manifest_dir,
+            &data.kubelet_dir,
+        );
+        return Ok(());
+    }
     data.say("[kubelet-start] Starting the kubelet");
     crate::kubelet::try_start(&*data.init_system, &|l| data.say(l), &*data.reporter);
 

@@ -49,6 +49,10 @@ pub(crate) fn run_preflight(data: &mut JoinData) -> Result<(), PhaseError> {
         &cfg.init.node_registration.image_pull_policy,
     );
     report(data, run)?;
+    if data.dry_run {
+        data.say("[preflight] Would pull the required images (like 'kubeadm config images pull')");
+        return Ok(());
+    }
     data.say("[preflight] Pulling images required for setting up a Kubernetes cluster");
     data.say(
         "[preflight] This might take a minute or two, depending on the speed of your internet connection",

@@ -1,6 +1,6 @@
-//! Discovery for `kubeadm join` (upstream's `discovery.For` with `discovery/token` and
-//! `discovery/file`): establish trust in the API server, then build the kubeconfig the kubelet
-//! bootstraps with.
+//! Discovery for `kubeadm join` (upstream's `discovery.For` with `discovery/token`,
+//! `discovery/file` and `discovery/https`): establish trust in the API server, then build the
+//! kubeconfig the kubelet bootstraps with.
 //!
 //! **Token discovery** reads `kube-public/cluster-info` anonymously over TLS that does not verify
 //! the server (nothing is known about the CA yet), and trusts its kubeconfig only when the detached
@@ -10,9 +10,10 @@
 //! reads must agree byte for byte. Without pins (`--discovery-token-unsafe-skip-ca-verification`)
 //! the signed kubeconfig is used as is.
 //!
-//! **File discovery** reads a kubeconfig file, embeds the CA (and, when the file carries
-//! credentials, the client certificate, key and token files it names), and reads `cluster-info`
-//! with it to prove the TLS connection, refreshing the server and CA from it.
+//! **File discovery** reads a kubeconfig file (or GETs it through [`JoinData::fetch_url`], for an
+//! `https://` URL), embeds the CA (and, when the file carries credentials, the client
+//! certificate, key and token files it names), and reads `cluster-info` with it to prove the TLS
+//! connection, refreshing the server and CA from it.
 //!
 //! Then the TLS bootstrap kubeconfig: with a TLS bootstrap token, a kubeconfig for the discovered
 //! server and CA authenticating with it; else the discovered kubeconfig itself, when it carries
@@ -62,9 +63,10 @@ pub enum DiscoveryError {
         "couldn't find authentication credentials for the TLS boostrap process. Please use Token discovery, a discovery file with embedded authentication credentials or a discovery file without authentication credentials but with the TLSBootstrapToken flag"
     )]
     NoCredentials,
-    /// Discovery from an HTTPS URL.
-    #[error("discovery from an HTTPS URL ({0}) is not implemented yet in kubeadm-rs")]
-    HttpsUrl(String),
+    /// The discovery file given as an `https://` URL could not be fetched (upstream's
+    /// `Get "https://…": …`).
+    #[error("{0}")]
+    Https(String),
     /// The discovery token is malformed.
     #[error(transparent)]
     Token(#[from] BootstrapTokenError),
@@ -154,8 +156,8 @@ fn validated_config(data: &JoinData) -> Result<Value, DiscoveryError> {
     let discovery = &data.cfg.discovery;
     if let Some(file) = &discovery.file {
         let path = &file.kube_config_path;
-        if path.starts_with("https://") {
-            return Err(DiscoveryError::HttpsUrl(path.clone()));
+        if is_https_url(path) {
+            return https_config(data, path, timeout(data));
         }
         return file_config(data, path, timeout(data));
     }
@@ -355,15 +357,36 @@ pub fn check_pins(ca_data: &str, pins: &[String]) -> Result<(), DiscoveryError> 
     Err(DiscoveryError::NotPinned(hashes.join(":")))
 }
 
+/// Upstream's `isHTTPSURL`: the scheme (case-insensitive, as `url.Parse` lowers it) is `https`.
+/// Anything else, `http://…` included, is a local path.
+fn is_https_url(path: &str) -> bool {
+    path.get(..6)
+        .is_some_and(|scheme| scheme.eq_ignore_ascii_case("https:"))
+}
+
+/// Upstream's `https.RetrieveValidatedConfigInfo`: the kubeconfig at `url` (the body whatever the
+/// status code), then the same checks as a local file.
+fn https_config(data: &JoinData, url: &str, timeout: Duration) -> Result<Value, DiscoveryError> {
+    let bytes = (data.fetch_url)(url).map_err(DiscoveryError::Https)?;
+    validated_config_info(data, &bytes, timeout)
+}
+
 /// Upstream's `file.RetrieveValidatedConfigInfo` for a local file.
 fn file_config(data: &JoinData, path: &str, timeout: Duration) -> Result<Value, DiscoveryError> {
-    let file_err = DiscoveryError::File;
     let bytes = data
         .fs
         .read(Path::new(path))
-        .map_err(|e| file_err(format!("open {path}: {}", kubeadm_api::gofmt::io_error(&e))))?;
+        .map_err(|e| DiscoveryError::File(format!("open {path}: {}", kubeadm_api::gofmt::io_error(&e))))?;
+    validated_config_info(data, &bytes, timeout)
+}
+
+/// Upstream's `clientcmd.Load` and `file.ValidateConfigInfo`: the discovery kubeconfig (the text
+/// of a file or of an HTTPS answer) with the files it names embedded, its TLS connection proven by
+/// reading `cluster-info`, and its server and CA refreshed from it.
+fn validated_config_info(data: &JoinData, bytes: &[u8], timeout: Duration) -> Result<Value, DiscoveryError> {
+    let file_err = DiscoveryError::File;
     let mut config =
-        parse_kubeconfig(&String::from_utf8_lossy(&bytes)).map_err(|e| file_err(e.to_string()))?;
+        parse_kubeconfig(&String::from_utf8_lossy(bytes)).map_err(|e| file_err(e.to_string()))?;
     embed_file_references(data, &mut config)?;
     let server = kc::current_cluster_field(&config, "server");
     let info = |m: &str| data.reporter.info(1, "file.go", m);

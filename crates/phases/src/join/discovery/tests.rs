@@ -75,6 +75,7 @@ pub(crate) fn data_with(
 ) -> JoinData {
     JoinData {
         cfg,
+        dry_run: false,
         ignore_preflight_errors: Default::default(),
         kubeconfig_dir: "/etc/kubernetes".into(),
         kubelet_dir: "/var/lib/kubelet".into(),
@@ -94,6 +95,7 @@ pub(crate) fn data_with(
             });
             Ok(Box::new(cluster.clone()) as Box<dyn Cluster>)
         }),
+        fetch_url: Box::new(|url| Err(format!("Get {url:?}: no HTTPS in this test"))),
         tls_bootstrap: None,
         init_cfg: None,
         control_plane_context: Box::new(|_| Err("no control plane in this test".into())),
@@ -441,5 +443,135 @@ users:
     assert_eq!(
         r.expect_err("no CA file").to_string(),
         "couldn't validate the identity of the API Server: invalid configuration: unable to read certificate-authority /nonexistent/ca.crt for  due to open /nonexistent/ca.crt: no such file or directory"
+    );
+}
+
+fn url_cfg(url: &str, tls_token: &str) -> JoinConfiguration {
+    let mut cfg = file_cfg(std::path::Path::new(url), tls_token);
+    cfg.discovery.file = Some(FileDiscovery {
+        kube_config_path: url.into(),
+    });
+    cfg
+}
+
+/// Discovery from `cfg` whose `https://` URLs answer `answer`; what was fetched and which clients
+/// were made.
+fn discover_https(
+    cfg: JoinConfiguration,
+    answer: Result<&str, &str>,
+    cm: Option<Value>,
+) -> (Result<Value, DiscoveryError>, Vec<String>, Vec<String>) {
+    let mut fake = FakeCluster::new();
+    if let Some(cm) = cm {
+        fake = fake.with_object(&Resource::config_maps(), cm);
+    }
+    let sources = Arc::new(Mutex::new(Vec::new()));
+    let mut data = data_with(cfg, Arc::new(fake), sources.clone(), Captured::default());
+    let fetched = Arc::new(Mutex::new(Vec::new()));
+    let (seen, answer) = (
+        fetched.clone(),
+        answer.map(str::to_string).map_err(str::to_string),
+    );
+    data.fetch_url = Box::new(move |url| {
+        seen.lock().expect("lock").push(url.to_string());
+        answer.clone().map(String::into_bytes)
+    });
+    let r = tls_bootstrap_config(&data);
+    let s = sources.lock().expect("lock").clone();
+    let f = fetched.lock().expect("lock").clone();
+    (r, f, s)
+}
+
+/// `--discovery-file https://…`: the fetched kubeconfig goes through the checks of a local file
+/// (credentials used, server and CA synced from `cluster-info`); fetch errors name the URL.
+#[test]
+fn https_discovery_validates_the_fetched_kubeconfig_as_a_file() {
+    const URL: &str = "https://192.0.2.1/discovery.yaml";
+    let with_auth = format!(
+        "apiVersion: v1
+kind: Config
+clusters:
+- name: c
+  cluster: {{server: 'https://10.0.0.1:6443', certificate-authority-data: '{}'}}
+contexts:
+- name: ctx
+  context: {{cluster: c, user: u}}
+current-context: ctx
+users:
+- name: u
+  user: {{token: fetched-token}}
+",
+        b64(CA_CERT)
+    );
+    let cm = cluster_info(json!({"kubeconfig": info_kubeconfig()}));
+    let (r, fetched, sources) = discover_https(url_cfg(URL, ""), Ok(&with_auth), Some(cm.clone()));
+    let tls = r.expect("HTTPS discovery");
+    assert_eq!(fetched, [URL]);
+    assert_eq!(sources.len(), 1, "{sources:?}");
+    assert!(sources[0].contains("token: fetched-token"), "{sources:?}");
+    assert_eq!(tls["users"][0]["user"]["token"], "fetched-token");
+    assert_eq!(tls["clusters"][0]["cluster"]["server"], "https://127.0.0.1:6443");
+
+    // Upstream's `url.Parse` lowers the scheme.
+    let upper = "HTTPS://192.0.2.1/discovery.yaml";
+    let (r, fetched, _) = discover_https(url_cfg(upper, ""), Ok(&with_auth), Some(cm.clone()));
+    r.expect("HTTPS discovery");
+    assert_eq!(fetched, [upper]);
+
+    // Without credentials the TLS bootstrap token is used, as for a file.
+    let (r, _, sources) = discover_https(url_cfg(URL, TOKEN), Ok(&info_kubeconfig()), Some(cm));
+    assert_eq!(
+        r.expect("token"),
+        kc::create_with_token(
+            "https://127.0.0.1:6443",
+            "kubernetes",
+            "tls-bootstrap-token-user",
+            &b64(CA_CERT),
+            TOKEN
+        )
+    );
+    assert!(
+        sources[0].contains("user: ''") || sources[0].contains("user: \"\""),
+        "{sources:?}"
+    );
+
+    // The fetch error, as the fetcher words it, and nothing else tried.
+    let refused = format!("Get {URL:?}: dial tcp 192.0.2.1:443: connect: connection refused");
+    let (r, _, sources) = discover_https(url_cfg(URL, TOKEN), Err(&refused), None);
+    assert_eq!(
+        r.expect_err("fetch fails").to_string(),
+        format!("couldn't validate the identity of the API Server: {refused}")
+    );
+    assert!(sources.is_empty(), "{sources:?}");
+}
+
+/// A body that is not a usable kubeconfig (a 404 page, an empty answer) fails exactly as the same
+/// text in a local file fails.
+#[test]
+fn https_body_that_is_not_a_kubeconfig_fails_as_a_file() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for body in ["404 page not found\n", "", "apiVersion: v1\nkind: Config\n"] {
+        let path = dir.path().join("body.conf");
+        std::fs::write(&path, body).expect("file");
+        let (from_file, _) = discover(file_cfg(&path, TOKEN), None);
+        let from_file = from_file.expect_err("not a kubeconfig").to_string();
+        let (r, fetched, _) = discover_https(url_cfg("https://192.0.2.1/x", TOKEN), Ok(body), None);
+        assert_eq!(fetched.len(), 1);
+        assert_eq!(
+            r.expect_err("not a kubeconfig").to_string(),
+            from_file,
+            "{body:?}"
+        );
+    }
+}
+
+/// Only `https` is fetched: `http://…` is a local path, as upstream's `isHTTPSURL` decides.
+#[test]
+fn http_url_is_a_local_path() {
+    let (r, fetched, _) = discover_https(url_cfg("http://192.0.2.1/x", TOKEN), Ok(""), None);
+    assert!(fetched.is_empty(), "{fetched:?}");
+    assert_eq!(
+        r.expect_err("no such file").to_string(),
+        "couldn't validate the identity of the API Server: open http://192.0.2.1/x: no such file or directory"
     );
 }

@@ -1,0 +1,175 @@
+//! The HTTPS GET of `kubeadm join --discovery-file https://…` (upstream's `discovery/https`: an
+//! `http.Client` whose TLS is verified against the host's root certificates).
+//!
+//! The body is returned whatever the status code (upstream does not check it: a 404 page then
+//! fails to parse as a kubeconfig). HTTP/1.1 only; no proxy (upstream honours `HTTPS_PROXY`, see
+//! [`get`]).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use http_body_util::BodyExt as _;
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
+use rustls::RootCertStore;
+
+/// Go's default dialer timeout.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+/// The whole request, headers and body (upstream has no bound; this is the default discovery
+/// timeout, so a server that never finishes cannot hang the join forever).
+const TIMEOUT: Duration = Duration::from_secs(300);
+
+/// Why a GET failed, worded as Go's `http.Client.Get` prints it, naming the URL.
+#[derive(Debug, thiserror::Error)]
+pub enum HttpsError {
+    /// The URL does not parse.
+    #[error("parse {url:?}: {reason}")]
+    Url {
+        /// The URL.
+        url: String,
+        /// Why.
+        reason: String,
+    },
+    /// Connecting, the TLS handshake or the exchange failed.
+    #[error("Get {url:?}: {reason}")]
+    Get {
+        /// The URL.
+        url: String,
+        /// The cause, innermost last.
+        reason: String,
+    },
+    /// The request did not finish in time.
+    #[error("Get {url:?}: no complete answer after {}s", .after.as_secs())]
+    Timeout {
+        /// The URL.
+        url: String,
+        /// How long it waited.
+        after: Duration,
+    },
+    /// The I/O runtime or the TLS configuration could not be made.
+    #[error("Get {url:?}: {reason}")]
+    Setup {
+        /// The URL.
+        url: String,
+        /// Why.
+        reason: String,
+    },
+}
+
+/// GETs `url` (an `https://` URL) and returns the body, TLS verified against the host's root
+/// certificates (the native store, as Go's `x509.SystemCertPool`).
+///
+/// Unlike upstream, `HTTPS_PROXY` / `NO_PROXY` are not honoured: the connection is always direct.
+pub fn get(url: &str) -> Result<Vec<u8>, HttpsError> {
+    get_with_roots(url, native_roots())
+}
+
+/// [`get`], verifying the server against `roots` instead of the host's (for tests with their own
+/// CA; verification is never turned off).
+pub fn get_with_roots(url: &str, roots: RootCertStore) -> Result<Vec<u8>, HttpsError> {
+    let uri = http::Uri::try_from(url).map_err(|e| HttpsError::Url {
+        url: url.to_string(),
+        reason: e.to_string(),
+    })?;
+    let dial = format!(
+        "dial tcp {}:{}",
+        uri.host().unwrap_or_default(),
+        uri.port_u16().unwrap_or(443)
+    );
+    let setup = |reason: String| HttpsError::Setup {
+        url: url.to_string(),
+        reason,
+    };
+    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+    let tls = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| setup(e.to_string()))?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| setup(format!("cannot start the I/O runtime: {e}")))?;
+    let fetch = async {
+        let mut http = HttpConnector::new();
+        http.enforce_http(false);
+        http.set_connect_timeout(Some(CONNECT_TIMEOUT));
+        let https = hyper_rustls::HttpsConnectorBuilder::new()
+            .with_tls_config(tls)
+            .https_only()
+            .enable_http1()
+            .wrap_connector(http);
+        let client = Client::builder(TokioExecutor::new()).build::<_, String>(https);
+        let response = client.get(uri).await.map_err(|e| chain(&e, &dial))?;
+        let body = response
+            .into_body()
+            .collect()
+            .await
+            .map_err(|e| chain(&e, &dial))?;
+        Ok::<_, String>(body.to_bytes().to_vec())
+    };
+    match runtime.block_on(async { tokio::time::timeout(TIMEOUT, fetch).await }) {
+        Ok(Ok(body)) => Ok(body),
+        Ok(Err(reason)) => Err(HttpsError::Get {
+            url: url.to_string(),
+            reason,
+        }),
+        Err(_) => Err(HttpsError::Timeout {
+            url: url.to_string(),
+            after: TIMEOUT,
+        }),
+    }
+}
+
+/// The host's root certificates; those that do not parse are skipped (as Go does), and none at all
+/// only means that no server verifies.
+fn native_roots() -> RootCertStore {
+    let mut roots = RootCertStore::empty();
+    roots.add_parsable_certificates(rustls_native_certs::load_native_certs().certs);
+    roots
+}
+
+/// An error and its causes, `: `-separated as Go chains them, without hyper's generic wrappers
+/// ("client error (Connect)") when a cause says more; OS errors and an unknown CA in Go's words
+/// (`dial tcp 127.0.0.1:1: connect: connection refused`, `x509: certificate signed by unknown
+/// authority`).
+fn chain(error: &(dyn std::error::Error + 'static), dial: &str) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut next = Some(error);
+    while let Some(e) = next {
+        let io = e.downcast_ref::<std::io::Error>();
+        let tls = rustls_error(e);
+        let text =
+            if let Some(rustls::Error::InvalidCertificate(rustls::CertificateError::UnknownIssuer)) = tls {
+                "x509: certificate signed by unknown authority".to_string()
+            } else if let Some(io) = io {
+                kubeadm_api::gofmt::io_error(io)
+            } else if e.to_string() == "tcp connect error" {
+                format!("{dial}: connect")
+            } else {
+                e.to_string()
+            };
+        if !parts.iter().any(|p| p.contains(&text)) {
+            parts.push(text);
+        }
+        next = e.source();
+    }
+    if parts.len() > 1 {
+        parts.remove(0);
+    }
+    parts.join(": ")
+}
+
+/// The rustls error `error` is or wraps in (nested) `io::Error`s, whose `source` skips it.
+fn rustls_error<'a>(error: &'a (dyn std::error::Error + 'static)) -> Option<&'a rustls::Error> {
+    let mut current = error;
+    for _ in 0..8 {
+        if let Some(tls) = current.downcast_ref::<rustls::Error>() {
+            return Some(tls);
+        }
+        let inner = current.downcast_ref::<std::io::Error>()?.get_ref()?;
+        current = inner;
+    }
+    None
+}
