@@ -10,6 +10,7 @@ pub struct FakeEtcd {
     endpoints: Vec<String>,
     members: Mutex<Vec<Member>>,
     calls: Mutex<Vec<String>>,
+    starts_new_members: bool,
 }
 
 impl FakeEtcd {
@@ -19,7 +20,20 @@ impl FakeEtcd {
             endpoints: endpoints.iter().map(|e| e.to_string()).collect(),
             members: Mutex::new(members),
             calls: Mutex::new(Vec::new()),
+            starts_new_members: false,
         }
+    }
+
+    /// A cluster whose added members start at once (as if their static pod came up): named
+    /// `started-<id>`, answering on the client URL of their peer URL's host.
+    pub fn starting_new_members(mut self) -> Self {
+        self.starts_new_members = true;
+        self
+    }
+
+    /// The members now.
+    pub fn member_list(&self) -> Vec<Member> {
+        self.members()
     }
 
     /// The calls made so far: `list`, `remove <id>`, `add <peer URL>`, `status <endpoint>`.
@@ -88,13 +102,21 @@ impl Etcd for FakeEtcd {
             ));
         }
         let id = members.iter().map(|m| m.id).max().unwrap_or(0) + 1;
-        members.push(Member {
+        let added = members.clone();
+        let mut new = Member {
             id,
             name: String::new(),
             peer_urls: vec![peer_url.to_string()],
             client_urls: Vec::new(),
-        });
-        Ok(members.clone())
+        };
+        let mut answer = added;
+        answer.push(new.clone());
+        if self.starts_new_members {
+            new.name = format!("started-{id}");
+            new.client_urls = vec![peer_url.replace(":2380", ":2379")];
+        }
+        members.push(new);
+        Ok(answer)
     }
 
     fn status(&self, endpoint: &str) -> Result<(), EtcdError> {
