@@ -91,10 +91,13 @@ impl EtcdClient {
         Ok(client)
     }
 
+    /// Runs `op` on the first endpoint that answers: like upstream's clientv3, one member that is
+    /// down (its Pod still listed, its node being reset) must not fail the call. An endpoint is
+    /// tried alone, so a refused connection moves on to the next one at once.
     fn call<T>(
         &self,
         name: &str,
-        op: impl AsyncFnOnce(&mut Client) -> Result<T, etcd_client::Error>,
+        op: impl AsyncFn(&mut Client) -> Result<T, etcd_client::Error>,
     ) -> Result<T, EtcdError> {
         let fail = |e: etcd_client::Error| EtcdError {
             call: name.to_string(),
@@ -102,12 +105,34 @@ impl EtcdClient {
             message: e.to_string(),
         };
         self.runtime.block_on(async {
-            let mut client = Client::connect(&self.endpoints, Some(self.options.clone()))
-                .await
-                .map_err(fail)?;
-            op(&mut client).await.map_err(fail)
+            let mut last = None;
+            for endpoint in &self.endpoints {
+                let attempt = async {
+                    let mut client = Client::connect([endpoint], Some(self.options.clone())).await?;
+                    op(&mut client).await
+                };
+                match attempt.await {
+                    Ok(v) => return Ok(v),
+                    // An answer from etcd itself (not a transport failure) is final.
+                    Err(e @ etcd_client::Error::GRpcStatus(_)) if !unavailable(&e) => return Err(fail(e)),
+                    Err(e) => last = Some(e),
+                }
+            }
+            Err(last.map_or_else(
+                || EtcdError {
+                    call: name.to_string(),
+                    endpoints: Vec::new(),
+                    message: "no endpoints".into(),
+                },
+                fail,
+            ))
         })
     }
+}
+
+/// Whether a gRPC status says the member could not be reached (another may answer).
+fn unavailable(e: &etcd_client::Error) -> bool {
+    matches!(e, etcd_client::Error::GRpcStatus(s) if matches!(s.code(), tonic::Code::Unavailable | tonic::Code::DeadlineExceeded))
 }
 
 fn member(m: &etcd_client::Member) -> Member {
@@ -138,8 +163,8 @@ impl Etcd for EtcdClient {
 
     fn add_member(&self, peer_url: &str) -> Result<Vec<Member>, EtcdError> {
         let urls = vec![peer_url.to_string()];
-        let resp = self.call(&format!("MemberAdd {peer_url}"), async move |c| {
-            c.member_add(urls, None).await
+        let resp = self.call(&format!("MemberAdd {peer_url}"), async |c| {
+            c.member_add(urls.clone(), None).await
         })?;
         Ok(resp.member_list().iter().map(member).collect())
     }

@@ -1,6 +1,7 @@
-//! The etcd client reset uses, against a real etcd v3.5 (upstream's, with the TLS files upstream's
-//! `init phase certs all` wrote): the member list, the endpoints synced from it, and the error of a
-//! removal etcd refuses.
+//! The etcd client reset and a control-plane join use, against a real etcd v3.5 (upstream's, with
+//! the TLS files upstream's `init phase certs all` wrote): the member list, the endpoints synced
+//! from it, a member that is down among the endpoints, the status of one endpoint, the error of a
+//! removal etcd refuses, and a member added.
 
 use std::path::Path;
 
@@ -48,6 +49,24 @@ fn lists_members_syncs_endpoints_and_reports_refusals() {
         &k8s_pki.join("apiserver-kubelet-client.key"),
     );
     assert!(refused.is_err());
+    // A member that is down among the endpoints (its Pod still listed) does not fail the calls.
+    let dead = "https://127.0.0.1:1".to_string();
+    let client_with_dead = EtcdClient::connect(
+        &[dead.clone(), url.clone()],
+        &pki.join("ca.crt"),
+        &pki.join("healthcheck-client.crt"),
+        &pki.join("healthcheck-client.key"),
+    )
+    .expect("connect past the dead endpoint");
+    assert_eq!(client_with_dead.list_members().expect("list").len(), 1);
+    // Status asks the one endpoint named.
+    client.status(&url).expect("status");
+    let down = client.status(&dead).expect_err("down");
+    assert!(
+        down.to_string().starts_with("Status https://127.0.0.1:1"),
+        "{down}"
+    );
+
     // A missing file is named.
     let missing = EtcdClient::connect(
         std::slice::from_ref(&url),
@@ -60,4 +79,14 @@ fn lists_members_syncs_endpoints_and_reports_refusals() {
         missing.to_string().starts_with("open /nonexistent/ca.crt: "),
         "{missing}"
     );
+
+    // Last, as it leaves a one-member cluster waiting for its second: a voting member added, known
+    // by its peer URL only until it starts.
+    let after = client.add_member("https://127.0.0.1:2").expect("add");
+    assert_eq!(after.len(), 2, "{after:?}");
+    let new = after
+        .iter()
+        .find(|m| m.peer_urls == ["https://127.0.0.1:2"])
+        .expect("the new member");
+    assert!(new.name.is_empty() && new.client_urls.is_empty(), "{new:?}");
 }
