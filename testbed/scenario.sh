@@ -33,8 +33,19 @@ script=$here/scenarios/$name.sh
 # shellcheck source=lib/node.sh
 . "$here/lib/node.sh"
 # One scenario at a time on this machine: a second run waits here rather than tearing down the first.
-exec 9>"$TB_RUN.lock"
-flock -w 3600 9 || tb_die "another testbed scenario still holds $TB_RUN.lock after an hour"
+# The lock file says which runner holds it. Every process a runner starts inherits the descriptor, so
+# when a runner is killed (SIGKILL: no teardown) its nodes and load balancer keep the lock: if the
+# runner named in the file is gone, those leftovers are torn down here, which frees the lock.
+exec 9<>"$TB_RUN.lock"
+if ! flock -n 9; then
+  holder=$(cat "$TB_RUN.lock" 2>/dev/null || true)
+  if [ -n "$holder" ] && ! grep -qs scenario.sh "/proc/$holder/cmdline"; then
+    tb_log "the runner that took $TB_RUN.lock (pid $holder) is gone, its processes still hold it: tearing them down"
+    tb_teardown
+  fi
+  flock -w 3600 9 || tb_die "another testbed scenario still holds $TB_RUN.lock after an hour"
+fi
+echo $$ >"$TB_RUN.lock"
 "$here/upstream/build.sh" all
 "$here/images/build.sh"
 [ -n "$kubeadm" ] || kubeadm=$TB_UPSTREAM/kubeadm
@@ -70,6 +81,9 @@ tb_assert_clean() {
   [ ! -e "$TB_RUN" ] || { tb_log "leftover: $TB_RUN"; bad=1; }
   if ls -d /sys/fs/cgroup/*/kt-node* >/dev/null 2>&1; then tb_log "leftover cgroups"; bad=1; fi
   if grep -q "kt-node\|$TB_RUN" /proc/self/mountinfo; then tb_log "leftover mounts"; bad=1; fi
+  # Processes started with a path of the run directory (kubelet-service.sh, haproxy); the pattern comes
+  # from a file so that grep does not find it in its own command line.
+  if grep -lsF -f <(echo "$TB_RUN/") /proc/[0-9]*/cmdline >&2; then tb_log "leftover processes"; bad=1; fi
   return "$bad"
 }
 

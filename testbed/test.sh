@@ -42,6 +42,14 @@ if [ ${#args[@]} = 0 ]; then
     check "scenario init-join-reset (our init, join, upgrade node and reset)" \
       env TB_JOIN_KUBEADM="$ours" TB_RESET_KUBEADM="$ours" \
       "$here/scenario.sh" init-join-reset --kubeadm "$ours"
+    # ha (three control planes behind the load balancer, a worker): ours alone, upstream's init with our
+    # joins, our init with upstream's joins; our resets in all three.
+    check "scenario ha (our init, joins and resets)" \
+      env TB_JOIN_KUBEADM="$ours" TB_RESET_KUBEADM="$ours" "$here/scenario.sh" ha --kubeadm "$ours"
+    check "scenario ha (upstream init, our joins and resets)" \
+      env TB_JOIN_KUBEADM="$ours" TB_RESET_KUBEADM="$ours" "$here/scenario.sh" ha --kubeadm "$upstream"
+    check "scenario ha (our init, upstream joins, our resets)" \
+      env TB_JOIN_KUBEADM="$upstream" TB_RESET_KUBEADM="$ours" "$here/scenario.sh" ha --kubeadm "$ours"
   fi
 fi
 echo "testbed: $passed passed, $failed failed"

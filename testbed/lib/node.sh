@@ -194,26 +194,43 @@ tb_fail_logs() {
   done
 }
 
-# Pids of every process of a node: in its mount or net namespace, or in its cgroups.
+# Pids of every process of a node: in its mount or net namespace, or in its cgroups. Builtins only
+# (test -ef compares the namespaces' device and inode), as this runs over every process of the machine.
 tb_node_pids() {
-  local name=$1 mnt net p
-  mnt=$(stat -L -c %i "$TB_RUN/ns/$name.mnt" 2>/dev/null || true)
-  net=$(stat -L -c %i "$TB_RUN/ns/$name.net" 2>/dev/null || true)
+  local name=$1 mnt=$TB_RUN/ns/$1.mnt net=$TB_RUN/ns/$1.net p line lines
+  [ -e "$mnt" ] || mnt=""
+  [ -e "$net" ] || net=""
   for p in /proc/[0-9]*; do
     p=${p#/proc/}
     [ "$p" != $$ ] && [ "$p" != "$BASHPID" ] || continue
-    if { [ -n "$mnt" ] && [ "$(stat -L -c %i "/proc/$p/ns/mnt" 2>/dev/null)" = "$mnt" ]; } ||
-       { [ -n "$net" ] && [ "$(stat -L -c %i "/proc/$p/ns/net" 2>/dev/null)" = "$net" ]; } ||
-       grep -q ":/kt-$name\(/\|$\)" "/proc/$p/cgroup" 2>/dev/null; then
+    if { [ -n "$mnt" ] && [ "/proc/$p/ns/mnt" -ef "$mnt" ]; } ||
+       { [ -n "$net" ] && [ "/proc/$p/ns/net" -ef "$net" ]; }; then
       echo "$p"
+      continue
     fi
+    mapfile -t lines 2>/dev/null <"/proc/$p/cgroup" || continue
+    for line in "${lines[@]}"; do
+      case "$line" in *":/kt-$name" | *":/kt-$name/"*) echo "$p"; break ;; esac
+    done
   done
+}
+
+# tb_rss NAME: resident memory of every process of node NAME (or of "lb"), in MiB.
+tb_rss() {
+  local p key val kb=0
+  for p in $(tb_node_pids "$1"); do
+    while read -r key val _; do
+      [ "$key" != VmRSS: ] || { kb=$((kb + val)); break; }
+    done 2>/dev/null <"/proc/$p/status"
+  done
+  echo $((kb / 1024))
 }
 
 # tb_teardown: stops everything the testbed started and leaves the machine as it was.
 tb_teardown() {
   local dir name pids i s v cg f
   [ -d "$TB_RUN" ] || return 0
+  tb_lb_teardown
   for dir in "$TB_RUN"/node*/; do
     [ -d "$dir" ] || continue
     name=$(basename "$dir")
@@ -293,3 +310,10 @@ evictionHard:
 imageGCHighThresholdPercent: 100
 CFG
 }
+
+# The load balancer of multi-control-plane scenarios (tb_teardown stops it), and the cluster-level
+# helpers of the scenarios.
+# shellcheck source=lib/lb.sh
+. "$TB_LIB/lb.sh"
+# shellcheck source=lib/cluster.sh
+. "$TB_LIB/cluster.sh"

@@ -13,7 +13,7 @@ upstream=$TB_UPSTREAM/kubeadm
 cfg=/etc/testbed/kubeadm-init.yaml
 # The token the config asks for; init with --upload-certs also creates a random one of its own.
 token=abcdef.0123456789abcdef
-kubectln() { local n=$1; shift; tb_node_exec "$n" kubectl --kubeconfig=/etc/kubernetes/admin.conf "$@"; }
+kubectln() { tb_kubectl "$@"; }
 # kubectl hides managedFields unless asked: their manager names tell how the client identifies itself.
 getn() { local n=$1; shift; kubectln "$n" get --show-managed-fields -o json "$@"; }
 fail() {
@@ -72,13 +72,7 @@ for n in 1 2; do
   { tb_control_plane_config | sed -e "s/^  name: node1\$/  name: $(tb_node_name "$n")/" \
       -e "s/^  advertiseAddress: $(tb_node_ip 1)\$/  advertiseAddress: $(tb_node_ip "$n")/" \
       -e "s/^kind: InitConfiguration\$/&\nbootstrapTokens:\n- token: $token/"
-    cat <<CFG
----
-apiVersion: kubeproxy.config.k8s.io/v1alpha1
-kind: KubeProxyConfiguration
-conntrack:
-  maxPerCore: 0
-CFG
+    tb_kube_proxy_config
   } | tb_node_exec "$n" sh -c "mkdir -p /etc/testbed && cat > $cfg"
 done
 tb_node_exec 2 cat "$cfg" >&2
@@ -107,8 +101,7 @@ done
 tb_log "both control planes settled after $(($(date +%s) - t0))s"
 # Memory: resident set of each node's processes (containerd, kubelet, the control plane, the addons).
 for n in 1 2; do
-  tb_log "node$n: $(tb_node_pids "node$n" | while read -r p; do cat "/proc/$p/status" 2>/dev/null; done |
-    awk '/^VmRSS:/ { kb += $2 } END { printf "%d MiB resident", kb / 1024 }')"
+  tb_log "node$n: $(tb_rss "node$n") MiB resident"
 done
 for n in 1 2; do dump "$n" || fail "dumping node$n's objects"; done
 keep() { [ -z "${TB_API_OBJECTS_KEEP:-}" ] || cp -r "$TB_RUN/dump1" "$TB_RUN/dump2" "$TB_API_OBJECTS_KEEP/"; }

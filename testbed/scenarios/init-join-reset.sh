@@ -3,11 +3,9 @@
 # nodes Ready, kubeadm reset -f on both. Sourced by scenario.sh with lib/node.sh loaded; every step is
 # asserted through the API (kubectl on node1) with polling and a deadline.
 
-kubectl1() { tb_node_exec 1 kubectl --kubeconfig=/etc/kubernetes/admin.conf "$@"; }
+kubectl1() { tb_kubectl 1 "$@"; }
 pod_running() { [ "$(kubectl1 -n kube-system get pod "$1" -o 'jsonpath={.status.phase}')" = Running ]; }
-node_ready() {
-  [ "$(kubectl1 get node "$1" -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}')" = True ]
-}
+node_ready() { tb_node_ready 1 "$1"; }
 # DaemonSet pods scheduled on a node and Running.
 ds_running_on() {
   kubectl1 -n kube-system get pods -l "k8s-app=$1" --field-selector "spec.nodeName=$2,status.phase=Running" \
@@ -18,7 +16,6 @@ coredns_available() {
 }
 node_listed() { kubectl1 get nodes -o name | grep -qx "node/$1"; }
 node_absent() { ! kubectl1 get node "$1"; }
-no_sandboxes() { [ -z "$(tb_node_exec "$1" crictl -r unix:///var/run/containerd/containerd.sock pods -q)" ]; }
 api_down() { ! nsenter --net="$TB_RUN/ns/node1.net" -- bash -c "echo > /dev/tcp/$(tb_node_ip 1)/6443"; }
 fail() { tb_log "FAIL: $*"; tb_fail_logs 1 2; exit 1; }
 
@@ -33,15 +30,7 @@ join_ignore=""
 tb_node_create 1
 tb_node_create 2
 
-{ tb_control_plane_config; cat <<CFG
----
-apiVersion: kubeproxy.config.k8s.io/v1alpha1
-kind: KubeProxyConfiguration
-conntrack:
-  # nf_conntrack_max is global to the machine, not per network namespace: leave it alone.
-  maxPerCore: 0
-CFG
-} | tb_node_exec 1 sh -c 'mkdir -p /etc/testbed && cat > /etc/testbed/kubeadm-init.yaml'
+{ tb_control_plane_config; tb_kube_proxy_config; } | tb_node_exec 1 sh -c 'mkdir -p /etc/testbed && cat > /etc/testbed/kubeadm-init.yaml'
 
 tb_log "kubeadm init on node1"
 if ! tb_node_exec 1 timeout 600 kubeadm init --config=/etc/testbed/kubeadm-init.yaml $init_ignore >"$TB_RUN/node1/init.log" 2>&1; then
@@ -57,7 +46,7 @@ tb_poll 60 "kubectl get nodes lists node1" node_listed node1 ||
   fail "node1 not listed by kubectl get nodes"
 kubectl1 get nodes >&2
 
-join=$(sed -n '/^kubeadm join /,/[^\\]$/p' "$TB_RUN/node1/init.log" | tr -d '\\\n' | tr -s ' \t' ' ')
+join=$(tb_join_command "$TB_RUN/node1/init.log" worker)
 # TB_JOIN_KUBEADM runs join with another kubeadm (e.g. upstream's while the init under test is ours,
 # which has no join yet): the printed join command is run as printed, with that binary.
 # TB_RESET_KUBEADM runs reset with another kubeadm (default: the join one), e.g. ours after upstream's join.
@@ -105,21 +94,10 @@ tb_poll 120 "node2 Ready after upgrade node" node_ready node2 || fail "node2 not
 kubectl1 delete node node2 >&2 || fail "kubectl delete node node2"
 tb_poll 60 "node2 gone from the API" node_absent node2 ||
   fail "node2 still listed"
+# Reset and its checks (lib/cluster.sh): no kubelet, pod sandboxes, manifests, etcd data (node1
+# only has some), certificates or kubeconfig files left.
 for n in 2 1; do
-  tb_log "kubeadm reset -f on node$n ($reset_kubeadm)"
-  if ! tb_node_exec "$n" timeout 300 "$reset_kubeadm" reset -f >"$TB_RUN/node$n/reset.log" 2>&1; then
-    cat "$TB_RUN/node$n/reset.log" >&2
-    fail "kubeadm reset on node$n failed"
-  fi
-  cat "$TB_RUN/node$n/reset.log" >&2
-  [ "$(tb_node_exec "$n" systemctl is-active kubelet)" = inactive ] || fail "node$n: kubelet still active after reset"
-  tb_poll 60 "node$n: no pod sandboxes left" no_sandboxes "$n" ||
-    fail "node$n: pods left after reset"
-  [ -z "$(tb_node_exec "$n" ls -A /etc/kubernetes/manifests 2>/dev/null)" ] || fail "node$n: manifests left after reset"
-  # The stateful directories are emptied (etcd's data exists on node1 only), the kubeconfigs deleted.
-  [ -z "$(tb_node_exec "$n" find /var/lib/etcd /etc/kubernetes/pki -mindepth 1 2>/dev/null)" ] ||
-    fail "node$n: etcd data or certificates left after reset"
-  [ -z "$(tb_node_exec "$n" sh -c 'ls /etc/kubernetes/*.conf' 2>/dev/null)" ] || fail "node$n: kubeconfig files left after reset"
+  tb_node_reset "$n" "$reset_kubeadm" || fail "$TB_WHY"
 done
 tb_poll 30 "API server on node1 gone" api_down ||
   fail "API server still answers after reset"

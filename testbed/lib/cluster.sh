@@ -1,0 +1,78 @@
+# shellcheck shell=bash
+# Cluster-level helpers the scenarios share: kubectl on a node, the join commands init prints, the
+# kube-proxy config, kubeadm reset with its checks. Sourced by node.sh (needs its functions).
+
+# tb_kubectl N ARGS...: upstream kubectl on node N with that node's admin.conf (whose server is the
+# controlPlaneEndpoint when the cluster has one, else node1's API server).
+tb_kubectl() {
+  local n=$1
+  shift
+  tb_node_exec "$n" kubectl --kubeconfig=/etc/kubernetes/admin.conf "$@"
+}
+
+# tb_node_ready VIA NAME: the Node NAME is Ready, as kubectl on node VIA sees it.
+tb_node_ready() {
+  [ "$(tb_kubectl "$1" get node "$2" -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}')" = True ]
+}
+
+# tb_no_sandboxes N: containerd on node N has no pod sandbox.
+tb_no_sandboxes() { [ -z "$(tb_node_exec "$1" crictl -r unix:///var/run/containerd/containerd.sock pods -q)" ]; }
+
+# tb_join_command LOG control-plane|worker: the join command `kubeadm init` printed in LOG, on one
+# line (the backslash continuations joined, whitespace squeezed). control-plane is the one with
+# --control-plane (and --certificate-key after --upload-certs), worker the one without.
+tb_join_command() {
+  local log=$1 kind=$2
+  awk '
+    /^[ \t]*kubeadm join / { cmd = ""; on = 1 }
+    on {
+      line = $0
+      more = sub(/\\[ \t]*$/, "", line)
+      cmd = cmd " " line
+      if (!more) { print cmd; on = 0 }
+    }' "$log" | tr -s ' \t' ' ' | sed 's/^ //; s/ $//' |
+    if [ "$kind" = control-plane ]; then grep -e ' --control-plane\( \|$\)'; else grep -v -e ' --control-plane\( \|$\)'; fi |
+    head -n 1
+}
+
+# tb_kube_proxy_config: the KubeProxyConfiguration document the scenarios append to init's config.
+tb_kube_proxy_config() {
+  cat <<CFG
+---
+apiVersion: kubeproxy.config.k8s.io/v1alpha1
+kind: KubeProxyConfiguration
+conntrack:
+  # nf_conntrack_max is global to the machine, not per network namespace: leave it alone.
+  maxPerCore: 0
+CFG
+}
+
+# tb_node_reset N KUBEADM: `KUBEADM reset -f` on node N (output in $TB_RUN/nodeN/reset.log, and on
+# stderr), then checks what reset must leave: the kubelet stopped, no pod sandboxes, no manifests,
+# empty etcd data and certificate directories, no kubeconfig files. On failure returns 1 with the
+# reason in TB_WHY.
+# shellcheck disable=SC2034 # TB_WHY is for the caller
+tb_node_reset() {
+  local n=$1 kubeadm=$2 log
+  log=$TB_RUN/node$n/reset.log
+  TB_WHY=""
+  tb_log "kubeadm reset -f on node$n ($kubeadm)"
+  if ! tb_node_exec "$n" timeout 300 "$kubeadm" reset -f >"$log" 2>&1; then
+    cat "$log" >&2
+    TB_WHY="kubeadm reset on node$n failed"
+    return 1
+  fi
+  cat "$log" >&2
+  TB_WHY="node$n: kubelet still active after reset"
+  [ "$(tb_node_exec "$n" systemctl is-active kubelet)" = inactive ] || return 1
+  TB_WHY="node$n: pods left after reset"
+  tb_poll 60 "node$n: no pod sandboxes left" tb_no_sandboxes "$n" || return 1
+  TB_WHY="node$n: manifests left after reset"
+  [ -z "$(tb_node_exec "$n" ls -A /etc/kubernetes/manifests 2>/dev/null)" ] || return 1
+  # The stateful directories are emptied, the kubeconfigs deleted.
+  TB_WHY="node$n: etcd data or certificates left after reset"
+  [ -z "$(tb_node_exec "$n" find /var/lib/etcd /etc/kubernetes/pki -mindepth 1 2>/dev/null)" ] || return 1
+  TB_WHY="node$n: kubeconfig files left after reset"
+  [ -z "$(tb_node_exec "$n" sh -c 'ls /etc/kubernetes/*.conf' 2>/dev/null)" ] || return 1
+  TB_WHY=""
+}
