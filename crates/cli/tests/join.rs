@@ -301,6 +301,26 @@ const CERT_KEY: &str = "0123456789abcdef0123456789abcdef0123456789abcdef01234567
 const SECOND: &str = "cp2";
 const SECOND_IP: &str = "10.0.0.2";
 
+/// [`prepared_server`] whose shared certificates upstream's `init phase upload-certs` uploaded with
+/// [`CERT_KEY`].
+fn server_with_uploaded_certs() -> (ApiServer, String) {
+    let (server, pin) = prepared_server();
+    let upload = InitConfig {
+        node: CONTROL_PLANE,
+        init_extra: &format!("certificateKey: {CERT_KEY}\n"),
+        ..InitConfig::default()
+    }
+    .render(server.port());
+    std::fs::write(server.root().join("upload.yaml"), upload).expect("config");
+    kubeadm_testkit::rootfs::init_phase(
+        &upstream_kubeadm(),
+        &server.root(),
+        &["upload-certs", "--upload-certs"],
+        "/upload.yaml",
+    );
+    (server, pin)
+}
+
 /// One control-plane-prepare phase run by `bin` in `root`: token discovery against `server`, the
 /// control-plane flags the phase takes.
 fn prepare_phase(bin: &Path, root: &Path, server: &ApiServer, pin: &str, phase: &str, key: &str) -> Run {
@@ -365,21 +385,8 @@ fn prepared_files(root: &Path) -> std::collections::BTreeMap<String, (u32, Strin
 /// fail as upstream's do, and ours writes nothing.
 #[test]
 fn control_plane_prepare_writes_what_upstream_writes() {
-    let (server, pin) = prepared_server();
+    let (server, pin) = server_with_uploaded_certs();
     let up = upstream_kubeadm();
-    let upload = InitConfig {
-        node: CONTROL_PLANE,
-        init_extra: &format!("certificateKey: {CERT_KEY}\n"),
-        ..InitConfig::default()
-    }
-    .render(server.port());
-    std::fs::write(server.root().join("upload.yaml"), upload).expect("config");
-    kubeadm_testkit::rootfs::init_phase(
-        &up,
-        &server.root(),
-        &["upload-certs", "--upload-certs"],
-        "/upload.yaml",
-    );
     let roots = [node_root(), node_root()];
     for phase in ["download-certs", "certs", "kubeconfig", "control-plane"] {
         let runs: Vec<Run> = [&up, &ours()]
@@ -835,21 +842,8 @@ fn upstream_dry_run_lines(stdout: &str) -> Vec<String> {
 /// files where they would go.
 #[test]
 fn dry_run_prints_as_upstream_and_writes_nothing() {
-    let (server, pin) = prepared_server();
+    let (server, pin) = server_with_uploaded_certs();
     let up = upstream_kubeadm();
-    let upload = InitConfig {
-        node: CONTROL_PLANE,
-        init_extra: &format!("certificateKey: {CERT_KEY}\n"),
-        ..InitConfig::default()
-    }
-    .render(server.port());
-    std::fs::write(server.root().join("upload.yaml"), upload).expect("config");
-    kubeadm_testkit::rootfs::init_phase(
-        &up,
-        &server.root(),
-        &["upload-certs", "--upload-certs"],
-        "/upload.yaml",
-    );
     // The etcd Pod as the kubelet would mirror it: how both find etcd (upstream's dry run connects).
     let etcd_pod = serde_json::json!({
         "apiVersion": "v1", "kind": "Pod",

@@ -136,7 +136,7 @@ pub enum AddMemberError {
 }
 
 /// A member that was added but never started: etcd knows no name and no client URL for it.
-fn never_started(m: &Member) -> bool {
+fn never_started_member(m: &Member) -> bool {
     m.name.is_empty() && m.client_urls.is_empty()
 }
 
@@ -188,7 +188,7 @@ pub fn add_joining_member(
         Err(e) if e.message.contains("not enough started members") => {
             let stale: Vec<String> = members
                 .iter()
-                .filter(|m| never_started(m))
+                .filter(|m| never_started_member(m))
                 .map(|m| format!("{:x} ({})", m.id, m.peer_urls.join(",")))
                 .collect();
             if stale.is_empty() {
@@ -244,31 +244,16 @@ pub struct WaitEtcdError {
 #[cfg(test)]
 mod tests {
     use kubeadm_api::v1beta3::ApiEndpoint;
-    use kubeadm_testkit::fakes::FakeEtcd;
+    use kubeadm_testkit::fakes::{FakeEtcd, announced_member, started_member};
 
     use super::*;
 
-    fn started(id: u64, name: &str, ip: &str) -> Member {
-        Member {
-            id,
-            name: name.into(),
-            peer_urls: vec![format!("https://{ip}:2380")],
-            client_urls: vec![format!("https://{ip}:2379")],
-        }
-    }
-
-    fn announced(id: u64, ip: &str) -> Member {
-        Member {
-            id,
-            name: String::new(),
-            peer_urls: vec![format!("https://{ip}:2380")],
-            client_urls: Vec::new(),
-        }
-    }
-
     #[test]
     fn a_new_member_is_added_and_listed_with_the_others() {
-        let etcd = FakeEtcd::new(&["https://10.0.0.1:2379"], vec![started(1, "node1", "10.0.0.1")]);
+        let etcd = FakeEtcd::new(
+            &["https://10.0.0.1:2379"],
+            vec![started_member(1, "node1", "10.0.0.1")],
+        );
         let (initial, existed) = add_joining_member(&etcd, "node2", "https://10.0.0.2:2380").expect("added");
         assert!(!existed);
         assert_eq!(
@@ -294,9 +279,9 @@ mod tests {
         let etcd = FakeEtcd::new(
             &["https://10.0.0.1:2379"],
             vec![
-                started(1, "node1", "10.0.0.1"),
-                started(2, "node2", "10.0.0.2"),
-                announced(3, "10.0.0.3"),
+                started_member(1, "node1", "10.0.0.1"),
+                started_member(2, "node2", "10.0.0.2"),
+                announced_member(3, "10.0.0.3"),
             ],
         );
         let (initial, existed) = add_joining_member(&etcd, "node3", "https://10.0.0.3:2380").expect("added");
@@ -311,9 +296,9 @@ mod tests {
         let etcd = FakeEtcd::new(
             &["https://10.0.0.1:2379"],
             vec![
-                started(1, "node1", "10.0.0.1"),
-                started(2, "node2", "10.0.0.2"),
-                announced(0x3a, "10.0.0.3"),
+                started_member(1, "node1", "10.0.0.1"),
+                started_member(2, "node2", "10.0.0.2"),
+                announced_member(0x3a, "10.0.0.3"),
             ],
         );
         let err = add_joining_member(&etcd, "node4", "https://10.0.0.4:2380").expect_err("refused");
@@ -325,7 +310,10 @@ mod tests {
 
     #[test]
     fn the_wait_gives_up_after_its_retries_with_the_last_error() {
-        let etcd = FakeEtcd::new(&["https://10.0.0.1:2379"], vec![started(1, "node1", "10.0.0.1")]);
+        let etcd = FakeEtcd::new(
+            &["https://10.0.0.1:2379"],
+            vec![started_member(1, "node1", "10.0.0.1")],
+        );
         let paused = std::cell::Cell::new(0);
         let eps = [
             "https://10.0.0.1:2379".to_string(),

@@ -10,10 +10,10 @@ use std::sync::Arc;
 
 use kubeadm_api::v1beta3::{ApiEndpoint, JoinConfiguration, JoinControlPlane};
 use kubeadm_effects::cluster::{Cluster, Resource};
-use kubeadm_effects::etcd::{Etcd, Member};
+use kubeadm_effects::etcd::Etcd;
 use kubeadm_effects::fs::{DryRunFs, Fs};
 use kubeadm_phases::{ClusterAccess, JoinData};
-use kubeadm_testkit::fakes::{FakeCluster, FakeEtcd};
+use kubeadm_testkit::fakes::{FakeCluster, FakeEtcd, announced_member, started_member};
 use serde_json::json;
 
 mod common;
@@ -21,24 +21,6 @@ use common::{Captured, Shared, context, golden, load_config};
 
 const NODE: &str = "node2";
 const ADDRESS: &str = "192.0.2.3";
-
-fn started(id: u64, name: &str, ip: &str) -> Member {
-    Member {
-        id,
-        name: name.into(),
-        peer_urls: vec![format!("https://{ip}:2380")],
-        client_urls: vec![format!("https://{ip}:2379")],
-    }
-}
-
-fn announced(id: u64, ip: &str) -> Member {
-    Member {
-        id,
-        name: String::new(),
-        peer_urls: vec![format!("https://{ip}:2380")],
-        client_urls: Vec::new(),
-    }
-}
 
 /// The API server as the first control plane left it: its etcd Pod, mirrored with its client URL.
 fn cluster() -> Arc<FakeCluster> {
@@ -144,7 +126,7 @@ fn a_member_is_added_and_its_manifest_names_the_cluster() {
     let etcd = Arc::new(
         FakeEtcd::new(
             &["https://192.0.2.2:2379"],
-            vec![started(1, "node1", "192.0.2.2")],
+            vec![started_member(1, "node1", "192.0.2.2")],
         )
         .starting_new_members(),
     );
@@ -185,13 +167,13 @@ fn a_member_is_added_and_its_manifest_names_the_cluster() {
 /// reuses it (adding it again fails etcd's quorum check, which blocks upstream's re-run), and the
 /// wait gives up with what to look at once the deadline passes.
 #[test]
-fn a_rerun_reuses_the_member_its_failed_attempt_announced() {
+fn a_rerun_reuses_the_member_its_failed_attempt_announced_member() {
     let etcd = Arc::new(FakeEtcd::new(
         &["https://192.0.2.2:2379"],
         vec![
-            started(1, "node1", "192.0.2.2"),
-            started(2, "node3", "192.0.2.4"),
-            announced(3, ADDRESS),
+            started_member(1, "node1", "192.0.2.2"),
+            started_member(2, "node3", "192.0.2.4"),
+            announced_member(3, ADDRESS),
         ],
     ));
     let mut r = join("default.yaml", Some(etcd.clone()), false);
@@ -221,9 +203,9 @@ fn another_nodes_stale_member_is_named_and_nothing_is_written() {
     let etcd = Arc::new(FakeEtcd::new(
         &["https://192.0.2.2:2379"],
         vec![
-            started(1, "node1", "192.0.2.2"),
-            started(2, "node3", "192.0.2.4"),
-            announced(0x2a, "192.0.2.9"),
+            started_member(1, "node1", "192.0.2.2"),
+            started_member(2, "node3", "192.0.2.4"),
+            announced_member(0x2a, "192.0.2.9"),
         ],
     ));
     let mut r = join("default.yaml", Some(etcd), false);

@@ -4,6 +4,26 @@ use std::sync::Mutex;
 
 use kubeadm_effects::etcd::{Etcd, EtcdError, Member};
 
+/// A member that runs: named, with the client URL of its address (`https://<ip>:2379`).
+pub fn started_member(id: u64, name: &str, ip: &str) -> Member {
+    Member {
+        id,
+        name: name.into(),
+        peer_urls: vec![format!("https://{ip}:2380")],
+        client_urls: vec![format!("https://{ip}:2379")],
+    }
+}
+
+/// A member that was added and never started: no name, no client URL.
+pub fn announced_member(id: u64, ip: &str) -> Member {
+    Member {
+        id,
+        name: String::new(),
+        peer_urls: vec![format!("https://{ip}:2380")],
+        client_urls: Vec::new(),
+    }
+}
+
 /// A scripted etcd cluster recording the calls made to it.
 #[derive(Debug, Default)]
 pub struct FakeEtcd {

@@ -7,5 +7,5 @@ mod etcd;
 mod host;
 
 pub use cluster::{FakeCluster, ObjectKey};
-pub use etcd::FakeEtcd;
+pub use etcd::{FakeEtcd, announced_member, started_member};
 pub use host::FakeHost;

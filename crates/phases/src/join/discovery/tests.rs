@@ -104,6 +104,17 @@ pub(crate) fn data_with(
     }
 }
 
+/// The TLS bootstrap kubeconfig discovery makes with the bootstrap token for the test server.
+fn token_kubeconfig() -> Value {
+    kc::create_with_token(
+        "https://127.0.0.1:6443",
+        "kubernetes",
+        "tls-bootstrap-token-user",
+        &b64(CA_CERT),
+        TOKEN,
+    )
+}
+
 fn b64(s: &str) -> String {
     base64::engine::general_purpose::STANDARD.encode(s)
 }
@@ -281,16 +292,7 @@ fn token_discovery_table() {
     );
     assert!(!sources[1].contains("insecure-skip-tls-verify"));
     // The TLS bootstrap kubeconfig upstream builds (`CreateWithToken`).
-    assert_eq!(
-        tls,
-        kc::create_with_token(
-            "https://127.0.0.1:6443",
-            "kubernetes",
-            "tls-bootstrap-token-user",
-            &b64(CA_CERT),
-            TOKEN
-        )
-    );
+    assert_eq!(tls, token_kubeconfig());
 
     // Unpinned: one read, its kubeconfig used as signed.
     let (r, sources) = discover(token_cfg(TOKEN, &[]), Some(signed_cluster_info(TOKEN)));
@@ -414,16 +416,7 @@ users:
     );
     // With one.
     let (r, _) = discover(file_cfg(&bare, TOKEN), Some(cm));
-    assert_eq!(
-        r.expect("token"),
-        kc::create_with_token(
-            "https://127.0.0.1:6443",
-            "kubernetes",
-            "tls-bootstrap-token-user",
-            &b64(CA_CERT),
-            TOKEN
-        )
-    );
+    assert_eq!(r.expect("token"), token_kubeconfig());
 
     // Unusable files, in upstream's words.
     let no_clusters = dir.path().join("none.conf");
@@ -520,16 +513,7 @@ users:
 
     // Without credentials the TLS bootstrap token is used, as for a file.
     let (r, _, sources) = discover_https(url_cfg(URL, TOKEN), Ok(&info_kubeconfig()), Some(cm));
-    assert_eq!(
-        r.expect("token"),
-        kc::create_with_token(
-            "https://127.0.0.1:6443",
-            "kubernetes",
-            "tls-bootstrap-token-user",
-            &b64(CA_CERT),
-            TOKEN
-        )
-    );
+    assert_eq!(r.expect("token"), token_kubeconfig());
     assert!(
         sources[0].contains("user: ''") || sources[0].contains("user: \"\""),
         "{sources:?}"
