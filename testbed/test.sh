@@ -14,8 +14,11 @@ check() {
 }
 "$here/upstream/build.sh" all && "$here/images/build.sh" || { echo "testbed: 0 passed, 1 failed"; exit 1; }
 check "diff selftest" "$here/diff/selftest.sh"
+# What the joins of `ha` wrote, by run, to compare upstream's with ours.
+ha_files=$(mktemp -d)
+trap 'rm -rf "$ha_files"' EXIT
 for s in $("$here/scenario.sh" --list); do
-  check "scenario $s" "$here/scenario.sh" "$s" "${args[@]}"
+  check "scenario $s" env TB_HA_FILES="$ha_files/upstream" "$here/scenario.sh" "$s" "${args[@]}"
 done
 # Scenarios whose point is our kubeadm's files on real nodes also run with our binary when no --kubeadm
 # was given (cargo builds it, a no-op after `cargo test`).
@@ -45,7 +48,11 @@ if [ ${#args[@]} = 0 ]; then
     # ha (three control planes behind the load balancer, a worker): ours alone, upstream's init with our
     # joins, our init with upstream's joins; our resets in all three.
     check "scenario ha (our init, joins and resets)" \
-      env TB_JOIN_KUBEADM="$ours" TB_RESET_KUBEADM="$ours" "$here/scenario.sh" ha --kubeadm "$ours"
+      env TB_JOIN_KUBEADM="$ours" TB_RESET_KUBEADM="$ours" TB_HA_FILES="$ha_files/ours" \
+      "$here/scenario.sh" ha --kubeadm "$ours"
+    # Byte for byte and mode: the manifests (etcd's with its --initial-cluster) and the kubelet's files
+    # our control-plane and worker joins wrote, against upstream's on the same nodes.
+    check "ha: our joins wrote upstream's manifests and kubelet files" diff -r "$ha_files/upstream" "$ha_files/ours"
     check "scenario ha (upstream init, our joins and resets)" \
       env TB_JOIN_KUBEADM="$ours" TB_RESET_KUBEADM="$ours" "$here/scenario.sh" ha --kubeadm "$upstream"
     check "scenario ha (our init, upstream joins, our resets)" \

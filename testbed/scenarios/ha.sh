@@ -12,6 +12,9 @@
 # Sourced by scenario.sh with lib/node.sh loaded and $kubeadm set; every check is polled with a
 # deadline (no fixed sleeps).
 #
+# TB_HA_FILES=DIR keeps the files the joins wrote on node2-4 (manifests, kubelet configuration, with
+# their modes) under DIR/nodeN/, for test.sh to compare upstream's joins with ours.
+#
 # Binaries: the scenario's --kubeadm runs init; TB_JOIN_KUBEADM (default: the same) runs the
 # control-plane and worker joins, with the commands init printed; TB_RESET_KUBEADM (default: the join
 # one) runs the resets.
@@ -161,6 +164,18 @@ step_wait
 for n in $cps 4; do
   tb_poll 180 "node$n Ready" tb_node_ready 1 "node$n" || fail "node$n did not become Ready"
 done
+# The files the joins wrote (mode, then content), for test.sh to compare one run's with another's.
+if [ -n "${TB_HA_FILES:-}" ]; then
+  for n in 2 3 4; do
+    mkdir -p "$TB_HA_FILES/node$n"
+    for f in /etc/kubernetes/manifests/etcd.yaml /etc/kubernetes/manifests/kube-apiserver.yaml \
+      /etc/kubernetes/manifests/kube-controller-manager.yaml /etc/kubernetes/manifests/kube-scheduler.yaml \
+      /var/lib/kubelet/config.yaml /var/lib/kubelet/kubeadm-flags.env; do
+      tb_node_exec "$n" sh -c "test ! -f $f || { stat -c %a $f && cat $f; }" >"$TB_HA_FILES/node$n/${f##*/}" ||
+        fail "node$n: cannot read $f"
+    done
+  done
+fi
 tb_poll 60 "etcd (asked on node1): node1, node2, node3 started voting members" etcd_members_are 1 1 2 3 ||
   fail "etcd members are not node1, node2, node3"
 etcd_members 1 >&2
