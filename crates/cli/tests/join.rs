@@ -804,6 +804,66 @@ fn kubelet_start_writes_what_upstream_writes() {
     }
 }
 
+/// `join phase preflight --control-plane` on a cluster that can take one: without a certificate key
+/// the shared certificates must be on the node, and upstream's "not satisfied" text says which is
+/// missing; with one (and `--ignore-preflight-errors=all` for the chroot) both go on to init's
+/// checks for a secondary control plane and the image pull, printing the same lines.
+#[test]
+fn control_plane_preflight_as_upstream() {
+    let (server, pin) = server_with_uploaded_certs();
+    let ep = format!("127.0.0.1:{}", server.port());
+    let args = |extra: &[&'static str]| -> Vec<String> {
+        [
+            "phase",
+            "preflight",
+            ep.as_str(),
+            "--token",
+            TOKEN,
+            "--discovery-token-ca-cert-hash",
+            pin.as_str(),
+            "--node-name",
+            SECOND,
+            "--control-plane",
+            "--apiserver-advertise-address",
+            SECOND_IP,
+            "--ignore-preflight-errors=all",
+        ]
+        .iter()
+        .chain(extra)
+        .map(|s| s.to_string())
+        .collect()
+    };
+    let without_key = args(&[]);
+    let without_key: Vec<&str> = without_key.iter().map(String::as_str).collect();
+    let (up, us) = both("control plane without certificate key", &without_key, &[]);
+    assert_eq!(up.code, 1, "{up:#?}");
+    for r in [&up, &us] {
+        assert!(
+            r.stderr.contains(
+                "One or more conditions for hosting a new control plane instance is not satisfied."
+            ) && r.stderr.contains("failure loading certificate for CA"),
+            "{r:#?}"
+        );
+    }
+    let with_key = args(&["--certificate-key", CERT_KEY]);
+    let with_key: Vec<&str> = with_key.iter().map(String::as_str).collect();
+    // In this chroot upstream then fails to pull without crictl (not a check it can ignore), where
+    // ours, which needs no crictl, warns: the lines printed up to there are compared.
+    let runs: Vec<Run> = [upstream_kubeadm(), ours()]
+        .iter()
+        .map(|bin| join(bin, node_root().path(), &with_key))
+        .collect();
+    let (a, b) = (phase_lines(&runs[0].stdout), phase_lines(&runs[1].stdout));
+    assert!(a == b, "with a key:\n{}", diff(&a.join("\n"), &b.join("\n")));
+    assert!(
+        a.contains(
+            &"[preflight] Running pre-flight checks before initializing the new control plane instance"
+        ),
+        "{a:?}"
+    );
+    assert!(runs[0].stderr.contains("crictl is required"), "{:#?}", runs[0]);
+}
+
 /// Upstream's dry run writes into a temporary folder and prints its paths; ours keeps its files in
 /// memory and prints where they would go. Upstream's lines with its folder, mapped to ours; its two
 /// lines about the folder itself dropped (see `print_dry_run_files` in the phases).
