@@ -12,9 +12,6 @@ use kubeadm_effects::cluster::{Cluster, ListOptions, Resource};
 use kubeadm_effects::etcd::{Etcd, EtcdError, Member};
 use serde_json::Value;
 
-/// Upstream's `StaticPodMirroringDefaultRetry`: 30 tries, one second apart.
-const MIRROR_RETRY_STEPS: u32 = 30;
-const MIRROR_RETRY_INTERVAL: Duration = Duration::from_secs(1);
 /// The etcd Pod annotation holding its advertise client URL.
 const ETCD_CLIENT_URLS_ANNOTATION: &str = "kubeadm.kubernetes.io/etcd.advertise-client-urls";
 /// Opens an etcd client on the given endpoints with the given CA, client certificate and key files.
@@ -66,30 +63,26 @@ pub fn etcd_endpoints(cluster: &dyn Cluster) -> Result<Vec<String>, EtcdClientEr
         label_selector: "component=etcd,tier=control-plane".into(),
         field_selector: String::new(),
     };
-    let mut last = String::from("timed out waiting for the condition");
-    for attempt in 1..=MIRROR_RETRY_STEPS {
-        match cluster.list(&Resource::core("pods"), "kube-system", &options) {
-            Ok(pods) => {
-                let urls: Vec<String> = pods
-                    .iter()
-                    .filter_map(|p| {
-                        p.pointer("/metadata/annotations")
-                            .and_then(|a| a.get(ETCD_CLIENT_URLS_ANNOTATION))
-                            .and_then(Value::as_str)
-                            .map(str::to_string)
-                    })
-                    .collect();
-                if !urls.is_empty() && urls.len() == pods.len() {
-                    return Ok(urls);
-                }
-            }
-            Err(e) => last = e.to_string(),
+    crate::mirror_pods::retry(cluster, || {
+        let pods = cluster
+            .list(&Resource::core("pods"), "kube-system", &options)
+            .map_err(|e| e.to_string())?;
+        let urls: Vec<String> = pods
+            .iter()
+            .filter_map(|p| {
+                p.pointer("/metadata/annotations")
+                    .and_then(|a| a.get(ETCD_CLIENT_URLS_ANNOTATION))
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+            })
+            .collect();
+        if !urls.is_empty() && urls.len() == pods.len() {
+            Ok(urls)
+        } else {
+            Err("timed out waiting for the condition".to_string())
         }
-        if attempt < MIRROR_RETRY_STEPS {
-            cluster.pause(MIRROR_RETRY_INTERVAL);
-        }
-    }
-    Err(EtcdClientError::Endpoints(last))
+    })
+    .map_err(EtcdClientError::Endpoints)
 }
 
 /// Upstream's `NewFromCluster`: the endpoints from the etcd Pods, then a client with the

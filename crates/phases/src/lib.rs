@@ -19,10 +19,12 @@
 use kubeadm_workflow::PhaseError;
 
 pub mod config_from_cluster;
+mod dry_run;
 pub mod etcd_cluster;
 pub mod init;
 pub mod join;
 mod kubelet;
+mod mirror_pods;
 pub mod preflight;
 pub mod renewal;
 pub mod reset;

@@ -80,20 +80,12 @@ fn cluster_access(inv: &Invocation<'_>, opts: &InitOptions) -> kubeadm_phases::C
             }),
         )
     } else {
-        kubeadm_phases::ClusterAccess::new(
-            PathBuf::from(&opts.kubeconfig_path),
-            Box::new(|p| {
-                kubeadm_host::cluster::KubeCluster::from_kubeconfig(p)
-                    .map(|c| Box::new(c) as Box<dyn Cluster>)
-                    .map_err(|e| e.to_string())
-            }),
-        )
+        setup::cluster_access(PathBuf::from(&opts.kubeconfig_path))
     }
 }
 
 fn context(inv: &Invocation<'_>, opts: InitOptions) -> Result<InitData, CommandError> {
     let cluster = cluster_access(inv, &opts);
-    let layout = Layout::default();
     let fs = setup::fs(opts.dry_run);
     let patches = if opts.patches_dir.is_empty() {
         None
@@ -106,26 +98,55 @@ fn context(inv: &Invocation<'_>, opts: InitOptions) -> Result<InitData, CommandE
             kubeadm_effects::report::Reporter::out(&rep, &format!("{m}\n"));
         }
     }
-    let cert_dir = PathBuf::from(&opts.cfg.cluster.certificates_dir);
-    // The CA certificate without its key: the user manages the CA.
-    let manifest_facts =
-        manifest_host_facts(fs.exists(&cert_dir.join("ca.crt")) && !fs.exists(&cert_dir.join("ca.key")));
+    let base = init_data(
+        opts.cfg,
+        opts.dry_run,
+        fs,
+        rep,
+        patches,
+        PathBuf::from(&opts.kubeconfig_dir),
+        cluster,
+    )
+    .map_err(CommandError::Failed)?;
     Ok(InitData {
-        dry_run: opts.dry_run,
         ignore_preflight_errors: opts.ignore_preflight_errors,
         upload_certs: opts.upload_certs,
         skip_token_print: opts.skip_token_print,
         skip_certificate_key_print: opts.skip_certificate_key_print,
+        ..base
+    })
+}
+
+/// The init context with the real (or dry-run) effects and `init`'s flags at their defaults: what
+/// `init` completes from its flags, and what a joining control plane runs `init`'s phases with.
+pub(crate) fn init_data(
+    cfg: kubeadm_api::internal::InitConfig,
+    dry_run: bool,
+    fs: Box<dyn kubeadm_effects::fs::Fs>,
+    rep: kubeadm_host::report::TerminalReporter,
+    patches: Option<kubeadm_core::patches::PatchManager>,
+    kubeconfig_dir: PathBuf,
+    cluster: kubeadm_phases::ClusterAccess,
+) -> Result<InitData, String> {
+    let layout = Layout::default();
+    let cert_dir = PathBuf::from(&cfg.cluster.certificates_dir);
+    // The CA certificate without its key: the user manages the CA.
+    let manifest_facts =
+        manifest_host_facts(fs.exists(&cert_dir.join("ca.crt")) && !fs.exists(&cert_dir.join("ca.key")));
+    let runtime = setup::runtime(&cfg.init.node_registration.cri_socket).map_err(|e| e.to_string())?;
+    Ok(InitData {
+        dry_run,
+        ignore_preflight_errors: Default::default(),
+        upload_certs: false,
+        skip_token_print: false,
+        skip_certificate_key_print: false,
         manifest_dir: layout.manifests_dir(),
         kubelet_dir: layout.kubelet_dir(),
         hostname: setup::hostname(),
-        init_system: setup::init_system(opts.dry_run),
+        init_system: setup::init_system(dry_run),
         host_probe: setup::host_probe(),
-        runtime: Box::new(
-            setup::runtime(&opts.cfg.init.node_registration.cri_socket)
-                .map_err(|e| CommandError::Failed(e.to_string()))?,
-        ),
-        kubeconfig_dir: PathBuf::from(&opts.kubeconfig_dir),
+        runtime: Box::new(runtime),
+        kubeconfig_dir,
         patches,
         manifest_facts,
         fs,
@@ -138,6 +159,6 @@ fn context(inv: &Invocation<'_>, opts: InitOptions) -> Result<InitData, CommandE
         external_ca: false,
         period_checked: Default::default(),
         cluster,
-        cfg: opts.cfg,
+        cfg,
     })
 }

@@ -20,7 +20,7 @@ use kubeadm_core::layout::{ADMIN_CONF, Layout};
 use kubeadm_effects::cluster::Cluster;
 use kubeadm_effects::report::Reporter;
 use kubeadm_host::cluster::KubeCluster;
-use kubeadm_phases::{ClientSource, ClusterAccess, InitData, JoinData};
+use kubeadm_phases::{ClientSource, InitData, JoinData};
 
 use crate::cobra::execute::Invocation;
 use crate::commands::config_load::{config_error, log_warnings, read_config};
@@ -321,7 +321,6 @@ fn control_plane_context(
     dry_run: bool,
 ) -> kubeadm_phases::join::ControlPlaneContext {
     Box::new(move |cfg: InitConfig| {
-        let layout = Layout::default();
         let fs: Box<dyn kubeadm_effects::fs::Fs> = Box::new(shared_fs.clone());
         let patches = if patches_dir.is_empty() {
             None
@@ -330,41 +329,21 @@ fn control_plane_context(
         };
         let cert_dir = PathBuf::from(&cfg.cluster.certificates_dir);
         let external_ca = fs.exists(&cert_dir.join("ca.crt")) && !fs.exists(&cert_dir.join("ca.key"));
-        let runtime = setup::runtime(&cfg.init.node_registration.cri_socket).map_err(|e| e.to_string())?;
-        let cluster = ClusterAccess::new(
-            PathBuf::from(ADMIN_CONF),
-            Box::new(|p| {
-                KubeCluster::from_kubeconfig(p)
-                    .map(|c| Box::new(c) as Box<dyn Cluster>)
-                    .map_err(|e| e.to_string())
-            }),
-        );
-        Ok(InitData {
+        let cluster = setup::cluster_access(PathBuf::from(ADMIN_CONF));
+        let base = crate::commands::init::init_data(
+            cfg,
             dry_run,
-            ignore_preflight_errors: Default::default(),
-            upload_certs: false,
+            fs,
+            rep.clone(),
+            patches,
+            Layout::default().kubernetes_dir(),
+            cluster,
+        )?;
+        Ok(InitData {
             skip_token_print: true,
             skip_certificate_key_print: true,
-            manifest_dir: layout.manifests_dir(),
-            kubelet_dir: layout.kubelet_dir(),
-            hostname: setup::hostname(),
-            init_system: setup::init_system(dry_run),
-            host_probe: setup::host_probe(),
-            runtime: Box::new(runtime),
-            kubeconfig_dir: layout.kubernetes_dir(),
-            patches,
-            manifest_facts: setup::manifest_host_facts(external_ca),
-            fs,
-            reporter: Box::new(rep.clone()),
-            keygen: setup::keygen(),
-            keys: kubeadm_phases::KeyPool::default(),
-            now: setup::unix_now(),
-            random: rand::random::<u64>,
-            planned: Default::default(),
             external_ca,
-            period_checked: Default::default(),
-            cluster,
-            cfg,
+            ..base
         })
     })
 }

@@ -85,6 +85,18 @@ pub(crate) fn manifest_host_facts(external_ca: bool) -> ManifestHostFacts {
     }
 }
 
+/// The API server reached with the kubeconfig at `path`, connected when a phase first needs it.
+pub(crate) fn cluster_access(path: PathBuf) -> kubeadm_phases::ClusterAccess {
+    kubeadm_phases::ClusterAccess::new(
+        path,
+        Box::new(|p| {
+            kubeadm_host::cluster::KubeCluster::from_kubeconfig(p)
+                .map(|c| Box::new(c) as Box<dyn kubeadm_effects::cluster::Cluster>)
+                .map_err(|e| e.to_string())
+        }),
+    )
+}
+
 /// The etcd client reset and a control-plane join use: TLS from the etcd CA and a client
 /// certificate, endpoints synced with the member list.
 pub(crate) fn etcd_connector() -> kubeadm_phases::etcd_cluster::EtcdConnector {

@@ -152,10 +152,8 @@ pub(crate) fn create_pki_assets(data: &mut InitData) -> Result<(), PhaseError> {
         "[certs] Valid certificates and keys now exist in {:?}",
         data.cfg.cluster.certificates_dir
     ));
-    let was_external = std::mem::replace(&mut data.external_ca, false);
-    let sa = run_sa(data);
-    data.external_ca = was_external;
-    sa
+    // Upstream's CreatePKIAssets has no external-CA case for the service-account keys.
+    service_account_key_pair(data)
 }
 
 /// Upstream's `runCAPhase`.
@@ -297,6 +295,12 @@ pub(crate) fn run_sa(data: &mut InitData) -> Result<(), PhaseError> {
         data.say_certs(&CertsMessage::UsingExistingSaKeys);
         return Ok(());
     }
+    service_account_key_pair(data)
+}
+
+/// Upstream's `CreateServiceAccountKeyAndPublicKeyFiles`: an existing `sa.key` is used, else the
+/// pair is generated.
+fn service_account_key_pair(data: &mut InitData) -> Result<(), PhaseError> {
     let dir = data.cert_dir();
     let key_path = dir.join(format!("{SA_KEY_BASE_NAME}.key"));
     if let Some(text) = read_text(&*data.fs, &key_path) {

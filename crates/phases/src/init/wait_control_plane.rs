@@ -39,7 +39,7 @@ pub(crate) fn run(data: &mut InitData) -> Result<(), PhaseError> {
         .timeout_for_control_plane
         .map_or_else(|| "4m0s".to_string(), |d| d.to_string());
     if data.dry_run {
-        print_dry_run_files(
+        crate::dry_run::print_files(
             &*data.fs,
             &*data.reporter,
             Some(&data.manifest_dir),
@@ -76,47 +76,6 @@ pub(crate) fn run(data: &mut InitData) -> Result<(), PhaseError> {
             data.reporter.out(&diagnosis(data));
             Err(Box::new(WaitError::Timeout))
         }
-    }
-}
-
-/// Upstream's `PrintFilesIfDryRunning`: the control-plane manifests (when `manifest_dir` is given)
-/// and the kubelet's files the run would have written, read back from the dry-run overlay.
-/// Upstream first names the temporary folder it wrote everything to; ours keeps nothing on disk,
-/// so there is no folder to name.
-pub(crate) fn print_dry_run_files(
-    fs: &dyn kubeadm_effects::fs::Fs,
-    reporter: &dyn kubeadm_effects::report::Reporter,
-    manifest_dir: Option<&std::path::Path>,
-    kubelet_dir: &std::path::Path,
-) {
-    reporter.out(
-        "[dryrun] The certificates or kubeconfig files would not be printed due to their sensitive nature\n",
-    );
-    let manifests: Vec<std::path::PathBuf> = manifest_dir
-        .map(|dir| {
-            ["kube-apiserver", "kube-controller-manager", "kube-scheduler"]
-                .iter()
-                .map(|c| dir.join(format!("{c}.yaml")))
-                .collect()
-        })
-        .unwrap_or_default();
-    let kubelet = ["config.yaml", "kubeadm-flags.env"].map(|f| kubelet_dir.join(f));
-    for path in manifests.iter().chain(&kubelet) {
-        // Upstream skips (and reports at the end) a file it cannot read; a phase skipped by the
-        // user leaves nothing to print.
-        let Ok(bytes) = fs.read(path) else {
-            continue;
-        };
-        let mut text = format!(
-            "[dryrun] Would write file {:?} with content:\n",
-            path.display().to_string()
-        );
-        for line in String::from_utf8_lossy(&bytes).lines() {
-            text.push('\t');
-            text.push_str(line);
-            text.push('\n');
-        }
-        reporter.out(&text);
     }
 }
 

@@ -2,13 +2,11 @@
 //! a local etcd, every member answers before this node's kubelet starts. Returns at once on a worker
 //! and, after its line, in a dry run.
 
-use std::path::Path;
-
 use kubeadm_workflow::PhaseError;
 
-use crate::etcd_cluster::{check_cluster_health, client_from_cluster};
+use crate::etcd_cluster::check_cluster_health;
 use crate::join::JoinData;
-use crate::join::control_plane_join::JoinEtcdError;
+use crate::join::control_plane_join::{JoinEtcdError, etcd_client};
 
 /// The hidden `check-etcd` phase: with local etcd, every member answers before this node joins.
 pub(crate) fn run_check_etcd(data: &mut JoinData) -> Result<(), PhaseError> {
@@ -29,10 +27,7 @@ pub(crate) fn run_check_etcd(data: &mut JoinData) -> Result<(), PhaseError> {
     if data.dry_run {
         return Ok(());
     }
-    let client = cp.cluster.client().map_err(JoinEtcdError::Client)?;
-    let log = |line: &str| cp.reporter.info(1, "etcd.go", line);
-    let etcd = client_from_cluster(client, Path::new(&cp.cfg.cluster.certificates_dir), connect, &log)
-        .map_err(JoinEtcdError::from)?;
+    let etcd = etcd_client(cp, connect)?;
     check_cluster_health(&*etcd).map_err(JoinEtcdError::Unhealthy)?;
     Ok(())
 }

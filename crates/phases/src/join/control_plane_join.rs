@@ -6,12 +6,13 @@ use std::path::Path;
 use std::time::Duration;
 
 use kubeadm_core::manifests;
+use kubeadm_effects::etcd::Etcd;
 use kubeadm_workflow::PhaseError;
 
 use crate::InitData;
 use crate::etcd_cluster::{
-    AddMemberError, EtcdClientError, EtcdMember, WaitEtcdError, add_joining_member, client_from_cluster,
-    client_url, peer_url, wait_for_cluster_available,
+    AddMemberError, EtcdClientError, EtcdConnector, EtcdMember, WaitEtcdError, add_joining_member,
+    client_from_cluster, client_url, peer_url, wait_for_cluster_available,
 };
 use crate::init::ClusterConnectError;
 use crate::init::control_plane::write_static_pod;
@@ -99,12 +100,7 @@ pub(crate) fn run_etcd(data: &mut JoinData) -> Result<(), PhaseError> {
             path: local.data_dir.clone(),
             source,
         })?;
-    let etcd = {
-        let client = cp.cluster.client().map_err(JoinEtcdError::Client)?;
-        let log = |line: &str| cp.reporter.info(1, "etcd.go", line);
-        client_from_cluster(client, Path::new(&cp.cfg.cluster.certificates_dir), connect, &log)
-            .map_err(JoinEtcdError::from)?
-    };
+    let etcd = etcd_client(cp, connect)?;
     let endpoint = cp.cfg.init.local_api_endpoint.clone();
     let name = cp.cfg.init.node_registration.name.clone();
     let peer = peer_url(&endpoint);
@@ -117,13 +113,7 @@ pub(crate) fn run_etcd(data: &mut JoinData) -> Result<(), PhaseError> {
         );
     }
     cp.say("[etcd] Announced new etcd member joining to the existing etcd cluster");
-    cp.say("[etcd] Creating static Pod manifest for \"etcd\"");
-    if manifests::rootless::enabled(&cp.cfg.cluster) {
-        return Err(Box::new(JoinEtcdError::Rootless));
-    }
-    let pod = manifests::etcd_pod(&cp.cfg.cluster, &endpoint, &name, &initial, &cp.cfg.resolved)
-        .map_err(JoinEtcdError::from)?;
-    write_static_pod(cp, pod)?;
+    write_etcd_manifest(cp, &initial, false)?;
     cp.say(&format!(
         "[etcd] Waiting for the new etcd member to join the cluster. This can take up to {}s",
         ETCD_JOIN_TIMEOUT.as_secs()
@@ -143,6 +133,19 @@ pub(crate) fn run_etcd(data: &mut JoinData) -> Result<(), PhaseError> {
         },
     )?;
     Ok(())
+}
+
+/// Upstream's `NewFromCluster` through the API client of `admin.conf`, with the health-check
+/// client certificate of this node.
+pub(crate) fn etcd_client(cp: &InitData, connect: &EtcdConnector) -> Result<Box<dyn Etcd>, JoinEtcdError> {
+    let client = cp.cluster.client()?;
+    let log = |line: &str| cp.reporter.info(1, "etcd.go", line);
+    Ok(client_from_cluster(
+        client,
+        Path::new(&cp.cfg.cluster.certificates_dir),
+        connect,
+        &log,
+    )?)
 }
 
 /// The etcd manifest of the joining member, with the `--initial-cluster` of `initial` (a dry run

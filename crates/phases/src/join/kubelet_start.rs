@@ -199,12 +199,7 @@ fn kubelet_start(data: &mut JoinData, bootstrap: &Path) -> Result<(), PhaseError
         // The files the run would have written; a control plane's manifests too.
         let manifests = data.kubeconfig_dir.join("manifests");
         let manifest_dir = data.cfg.control_plane.as_ref().map(|_| manifests.as_path());
-        crate::init::wait_control_plane::print_dry_run_files(
-            &*data.fs,
-            &*data.reporter,
-            manifest_dir,
-            &data.kubelet_dir,
-        );
+        crate::dry_run::print_files(&*data.fs, &*data.reporter, manifest_dir, &data.kubelet_dir);
         return Ok(());
     }
     data.say("[kubelet-start] Starting the kubelet");

@@ -9,7 +9,6 @@
 //! etcd calls go through the `Cluster` and `Etcd` traits.
 
 use std::path::Path;
-use std::time::Duration;
 
 use kubeadm_api::dynamic::DynamicInputs;
 use kubeadm_api::internal::{ConfigError, InitConfig, load_init_config};
@@ -21,10 +20,6 @@ use serde_json::Value;
 
 use crate::etcd_cluster::{EtcdClientError, client_from_cluster, client_url, peer_url};
 use crate::reset::ResetData;
-
-/// Upstream's `StaticPodMirroringDefaultRetry`: 30 tries, one second apart.
-const MIRROR_RETRY_STEPS: u32 = 30;
-const MIRROR_RETRY_INTERVAL: Duration = Duration::from_secs(1);
 
 /// The node annotation holding the node's CRI socket.
 const CRI_SOCKET_ANNOTATION: &str = "kubeadm.alpha.kubernetes.io/cri-socket";
@@ -177,27 +172,18 @@ pub fn fetch_init_config(
         .pointer("/spec/taints")
         .map(|t| serde_json::from_value::<Vec<Taint>>(t.clone()).unwrap_or_default());
 
-    let mut last = String::new();
-    for attempt in 1..=MIRROR_RETRY_STEPS {
-        match api_endpoint_of_node(cluster, &node_name) {
-            Ok(raw) => {
-                cfg.init.local_api_endpoint =
-                    api_endpoint_from_string(&raw).map_err(|e| FetchConfigError::ApiEndpoint {
-                        node: node_name.clone(),
-                        reason: format!("could not parse API endpoint for node {node_name:?}: {e}"),
-                    })?;
-                return Ok(cfg);
-            }
-            Err(e) => last = e,
-        }
-        if attempt < MIRROR_RETRY_STEPS {
-            cluster.pause(MIRROR_RETRY_INTERVAL);
-        }
-    }
-    Err(FetchConfigError::ApiEndpoint {
-        node: node_name,
-        reason: last,
-    })
+    let raw = crate::mirror_pods::retry(cluster, || api_endpoint_of_node(cluster, &node_name)).map_err(
+        |reason| FetchConfigError::ApiEndpoint {
+            node: node_name.clone(),
+            reason,
+        },
+    )?;
+    cfg.init.local_api_endpoint =
+        api_endpoint_from_string(&raw).map_err(|e| FetchConfigError::ApiEndpoint {
+            node: node_name.clone(),
+            reason: format!("could not parse API endpoint for node {node_name:?}: {e}"),
+        })?;
+    Ok(cfg)
 }
 
 /// Upstream's `componentconfigs.FetchFromCluster` as far as reset depends on it: the fetch fails

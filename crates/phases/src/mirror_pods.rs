@@ -1,0 +1,28 @@
+//! Reading what the kubelet mirrors of the static pods (the etcd Pods' client URLs, the API server
+//! Pod's advertise endpoint): a static pod may not be mirrored yet, so each read is retried as
+//! upstream's `StaticPodMirroringDefaultRetry` does, 30 tries one second apart.
+
+use std::time::Duration;
+
+use kubeadm_effects::cluster::Cluster;
+
+const STEPS: u32 = 30;
+const INTERVAL: Duration = Duration::from_secs(1);
+
+/// Calls `read` until it answers, pausing between tries through `cluster`; after the last try,
+/// its last error.
+pub(crate) fn retry<T>(
+    cluster: &dyn Cluster,
+    mut read: impl FnMut() -> Result<T, String>,
+) -> Result<T, String> {
+    let mut attempt = 1;
+    loop {
+        match read() {
+            Ok(v) => return Ok(v),
+            Err(e) if attempt >= STEPS => return Err(e),
+            Err(_) => {}
+        }
+        cluster.pause(INTERVAL);
+        attempt += 1;
+    }
+}
