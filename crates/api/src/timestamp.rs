@@ -20,6 +20,15 @@ impl Time {
         self.0.as_second()
     }
 
+    /// The instant in the host's time zone as `2006-01-02-15-04-05` (the names of upgrade's
+    /// backup folders, from Go's `time.Now().Format`).
+    pub fn local_dashed(&self) -> String {
+        self.0
+            .to_zoned(jiff::tz::TimeZone::system())
+            .strftime("%Y-%m-%d-%H-%M-%S")
+            .to_string()
+    }
+
     /// Reads RFC 3339 text (`2006-01-02T15:04:05Z07:00`, optional fraction).
     pub fn parse(s: &str) -> Result<Self, String> {
         s.parse::<jiff::Timestamp>()

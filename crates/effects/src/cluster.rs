@@ -260,6 +260,14 @@ impl<C: Cluster + ?Sized> Cluster for std::sync::Arc<C> {
     ) -> Result<Vec<Value>, ClusterError> {
         (**self).list(resource, namespace, options)
     }
+    fn list_object(
+        &self,
+        resource: &Resource,
+        namespace: &str,
+        options: &ListOptions,
+    ) -> Result<Value, ClusterError> {
+        (**self).list_object(resource, namespace, options)
+    }
     fn create(&self, resource: &Resource, object: &Value) -> Result<Value, ClusterError> {
         (**self).create(resource, object)
     }
@@ -310,6 +318,17 @@ pub trait Cluster: Send + Sync {
         namespace: &str,
         options: &ListOptions,
     ) -> Result<Vec<Value>, ClusterError>;
+    /// LIST, the whole list object as the server sent it (`kind`, `apiVersion`, `metadata`,
+    /// `items`), for the dry runs that print what they read. Default: the items of [`Cluster::list`]
+    /// in a bare list.
+    fn list_object(
+        &self,
+        resource: &Resource,
+        namespace: &str,
+        options: &ListOptions,
+    ) -> Result<Value, ClusterError> {
+        Ok(serde_json::json!({ "items": self.list(resource, namespace, options)? }))
+    }
     /// CREATE an object; its namespace and name come from its `metadata`.
     fn create(&self, resource: &Resource, object: &Value) -> Result<Value, ClusterError>;
     /// UPDATE (replace) an object; its namespace and name come from its `metadata`.

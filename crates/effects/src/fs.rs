@@ -49,6 +49,19 @@ pub trait Fs: Send + Sync {
     fn unmount(&self, path: &Path) -> io::Result<()> {
         Err(unsupported("unmount", path))
     }
+
+    /// Moves a file within one file system (`rename(2)`: atomic, replaces `to`). Default: unsupported.
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        let _ = to;
+        Err(unsupported("rename", from))
+    }
+
+    /// Copies the directory `from` with everything under it to `to` (created; modes kept), as
+    /// `cp -a from to` does when `to` does not exist. Default: unsupported.
+    fn copy_dir(&self, from: &Path, to: &Path) -> io::Result<()> {
+        let _ = to;
+        Err(unsupported("copy_dir", from))
+    }
 }
 
 /// A shared file system is a file system too: a dry run's overlay is shared by every context that
@@ -80,6 +93,12 @@ impl<F: Fs + ?Sized> Fs for std::sync::Arc<F> {
     }
     fn unmount(&self, path: &Path) -> io::Result<()> {
         (**self).unmount(path)
+    }
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        (**self).rename(from, to)
+    }
+    fn copy_dir(&self, from: &Path, to: &Path) -> io::Result<()> {
+        (**self).copy_dir(from, to)
     }
 }
 
@@ -127,6 +146,20 @@ pub enum FsChange {
     Unmount {
         /// The mount point.
         path: PathBuf,
+    },
+    /// A file moved.
+    Rename {
+        /// Where it was.
+        from: PathBuf,
+        /// Where it is.
+        to: PathBuf,
+    },
+    /// A directory tree copied.
+    CopyDir {
+        /// The source.
+        from: PathBuf,
+        /// The copy.
+        to: PathBuf,
     },
 }
 
@@ -236,6 +269,28 @@ impl<F: Fs> Fs for DryRunFs<F> {
     fn unmount(&self, path: &Path) -> io::Result<()> {
         self.lock().changes.push(FsChange::Unmount {
             path: path.to_path_buf(),
+        });
+        Ok(())
+    }
+
+    /// Moves the file's content in the overlay (read through from the wrapped file system).
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        let contents = self.read(from)?;
+        let mut o = self.lock();
+        o.files.insert(from.to_path_buf(), None);
+        o.files.insert(to.to_path_buf(), Some(contents));
+        o.changes.push(FsChange::Rename {
+            from: from.to_path_buf(),
+            to: to.to_path_buf(),
+        });
+        Ok(())
+    }
+
+    /// Only recorded: the copy's files are not readable through the overlay.
+    fn copy_dir(&self, from: &Path, to: &Path) -> io::Result<()> {
+        self.lock().changes.push(FsChange::CopyDir {
+            from: from.to_path_buf(),
+            to: to.to_path_buf(),
         });
         Ok(())
     }

@@ -96,6 +96,51 @@ impl Fs for RealFs {
     fn unmount(&self, path: &Path) -> io::Result<()> {
         nix::mount::umount(path).map_err(io::Error::from)
     }
+
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        fs::rename(from, to)?;
+        // The move is durable once the destination's folder is.
+        let dir = to
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        fs::File::open(dir)?.sync_all()
+    }
+
+    fn copy_dir(&self, from: &Path, to: &Path) -> io::Result<()> {
+        copy_tree(from, to)?;
+        let dir = to
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        fs::File::open(dir)?.sync_all()
+    }
+}
+
+/// `cp -a`: directories, files (flushed) and symbolic links, with their modes.
+fn copy_tree(from: &Path, to: &Path) -> io::Result<()> {
+    let meta = fs::symlink_metadata(from)?;
+    let mode = meta.permissions().mode() & 0o7777;
+    if meta.file_type().is_symlink() {
+        return std::os::unix::fs::symlink(fs::read_link(from)?, to);
+    }
+    if meta.is_dir() {
+        fs::DirBuilder::new().mode(0o700).create(to)?;
+        for entry in fs::read_dir(from)? {
+            let entry = entry?;
+            copy_tree(&entry.path(), &to.join(entry.file_name()))?;
+        }
+        return fs::set_permissions(to, fs::Permissions::from_mode(mode));
+    }
+    let mut src = fs::File::open(from)?;
+    let mut dst = fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(to)?;
+    io::copy(&mut src, &mut dst)?;
+    dst.set_permissions(fs::Permissions::from_mode(mode))?;
+    dst.sync_all()
 }
 
 #[cfg(test)]
@@ -115,6 +160,47 @@ mod tests {
         );
         // No temporary file is left behind.
         assert_eq!(fs::read_dir(dir.path().join("pki")).expect("ls").count(), 1);
+    }
+
+    #[test]
+    fn rename_moves_and_copy_dir_keeps_tree_and_modes() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let data = dir.path().join("etcd");
+        fs::create_dir_all(data.join("member/snap")).expect("mkdir");
+        fs::set_permissions(&data, fs::Permissions::from_mode(0o700)).expect("chmod");
+        RealFs
+            .write(&data.join("member/snap/db"), b"bolt", 0o600)
+            .expect("write");
+        std::os::unix::fs::symlink("snap/db", data.join("member/link")).expect("symlink");
+        let copy = dir.path().join("backup/etcd");
+        fs::create_dir(dir.path().join("backup")).expect("mkdir");
+        RealFs.copy_dir(&data, &copy).expect("copy");
+        assert_eq!(fs::read(copy.join("member/snap/db")).expect("read"), b"bolt");
+        assert_eq!(
+            fs::metadata(&copy).expect("meta").permissions().mode() & 0o777,
+            0o700
+        );
+        assert_eq!(
+            fs::metadata(copy.join("member/snap/db"))
+                .expect("meta")
+                .permissions()
+                .mode()
+                & 0o777,
+            0o600
+        );
+        assert_eq!(
+            fs::read_link(copy.join("member/link")).expect("link"),
+            Path::new("snap/db")
+        );
+        // An existing destination is refused rather than merged into.
+        assert!(RealFs.copy_dir(&data, &copy).is_err());
+
+        let moved = dir.path().join("db.moved");
+        RealFs
+            .rename(&data.join("member/snap/db"), &moved)
+            .expect("rename");
+        assert!(!data.join("member/snap/db").exists());
+        assert_eq!(fs::read(&moved).expect("read"), b"bolt");
     }
 
     #[test]

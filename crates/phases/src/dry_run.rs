@@ -29,20 +29,25 @@ pub(crate) fn print_files(
         .unwrap_or_default();
     let kubelet = ["config.yaml", "kubeadm-flags.env"].map(|f| kubelet_dir.join(f));
     for path in manifests.iter().chain(&kubelet) {
-        // Upstream skips (and reports at the end) a file it cannot read; a phase skipped by the
-        // user leaves nothing to print.
-        let Ok(bytes) = fs.read(path) else {
-            continue;
-        };
-        let mut text = format!(
-            "[dryrun] Would write file {:?} with content:\n",
-            path.display().to_string()
-        );
-        for line in String::from_utf8_lossy(&bytes).lines() {
-            text.push('\t');
-            text.push_str(line);
-            text.push('\n');
-        }
-        reporter.out(&text);
+        print_file(fs, reporter, path, path);
     }
+}
+
+/// Upstream's `PrintDryRunFiles` for one file: `real` read back (from the overlay), announced as
+/// `shown`, each line indented with a tab. A file that cannot be read is skipped (upstream reports
+/// it at the end; a phase skipped by the user leaves nothing to print).
+pub(crate) fn print_file(fs: &dyn Fs, reporter: &dyn Reporter, real: &Path, shown: &Path) {
+    let Ok(bytes) = fs.read(real) else {
+        return;
+    };
+    let mut text = format!(
+        "[dryrun] Would write file {:?} with content:\n",
+        shown.display().to_string()
+    );
+    for line in String::from_utf8_lossy(&bytes).lines() {
+        text.push('\t');
+        text.push_str(line);
+        text.push('\n');
+    }
+    reporter.out(&text);
 }

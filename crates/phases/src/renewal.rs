@@ -214,3 +214,34 @@ pub fn write_renewed(
     }
     write(&h.path, &kubeadm_yaml::to_string(&doc), KUBECONFIG_FILE_MODE)
 }
+
+/// Upstream's `RenewUsingLocalCA` for one handler: a new key and a certificate like the old one,
+/// signed by the local CA, written back. `Ok(false)` when the CA is managed outside kubeadm (its
+/// key is absent), so nothing can be renewed.
+pub fn renew_using_local_ca(
+    fs: &dyn Fs,
+    h: &Handler,
+    cert_dir: &Path,
+    key: &PrivateKey,
+    now: i64,
+    random: u64,
+) -> Result<bool, RenewalError> {
+    if externally_managed(fs, cert_dir, h.ca, now)? {
+        return Ok(false);
+    }
+    let cert = read_handler_cert(fs, h, cert_dir)?;
+    let template = kubeadm_core::pki::CertTemplate::from_existing(&cert);
+    let (ca_cert, ca_key) = load_ca(fs, cert_dir, h.ca)?;
+    let issued = kubeadm_core::pki::issue_signed(
+        &template,
+        &ca_cert,
+        &ca_key,
+        key,
+        now,
+        None,
+        kubeadm_core::pki::serial_from_random(random),
+    )
+    .map_err(|e| failed(format!("failed to renew certificate {}: {e}", h.name)))?;
+    write_renewed(fs, h, &ca_cert, &issued.pem, &key.to_pem())?;
+    Ok(true)
+}

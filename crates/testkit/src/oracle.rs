@@ -92,6 +92,9 @@ const BAD_INPUT_EXIT_1: &[&str] = &[
     "'token delete' is missing token",
     "as the bind address for the API Server",
     "cannot parse IP address",
+    // `cmdutil.ValidateExactArgNumber` (`upgrade apply` without or with too many versions).
+    "missing one or more required arguments. Required arguments:",
+    "too many arguments. Required arguments:",
     // apimachinery's `ParseSemantic`, for versions given as arguments (`upgrade plan|diff`).
     "as version\n",
     "illegal version string",

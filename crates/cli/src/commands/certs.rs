@@ -12,14 +12,13 @@ use kubeadm_core::kubeconfig::{
 use kubeadm_core::layout::KUBERNETES_DIR;
 use kubeadm_core::pki::{
     CERT_SPECS, CSR_FILE_MODE, CertInfo, CertTemplate, EtcdMode, ExpirationRow, KEY_FILE_MODE,
-    KUBECONFIG_FILE_MODE, cert_spec, expiration_entries, issue_csr, issue_signed, render_expiration_table,
-    serial_from_random,
+    KUBECONFIG_FILE_MODE, cert_spec, expiration_entries, issue_csr, render_expiration_table,
 };
 use kubeadm_effects::fs::Fs;
 use kubeadm_host::fs::RealFs;
 use kubeadm_host::keygen::AwsLcKeyGen;
 use kubeadm_phases::renewal::{
-    Handler, externally_managed, handlers, load_ca, read_handler_cert, write_renewed,
+    Handler, externally_managed, handlers, read_handler_cert, renew_using_local_ca,
 };
 use kubeadm_phases::{KeyPool, pki_inputs};
 
@@ -158,7 +157,8 @@ pub(crate) fn renew(inv: &Invocation<'_>, out: &mut Output) -> Result<(), Comman
             out.push_str(&format!("MISSING! {}\n", h.long_name));
             continue;
         }
-        if externally_managed(&RealFs, &cert_dir, h.ca, now)? {
+        let key = pool.take(&AwsLcKeyGen, inputs.key_algorithm).map_err(failed)?;
+        if !renew_using_local_ca(&RealFs, h, &cert_dir, &key, now, rand::random::<u64>())? {
             out.push_str(&format!(
                 "Detected external {}, {} can't be renewed\n",
                 cert_spec(h.ca).base_name,
@@ -166,21 +166,6 @@ pub(crate) fn renew(inv: &Invocation<'_>, out: &mut Output) -> Result<(), Comman
             ));
             continue;
         }
-        let cert = read_handler_cert(&RealFs, h, &cert_dir)?;
-        let template = CertTemplate::from_existing(&cert);
-        let (ca_cert, ca_key) = load_ca(&RealFs, &cert_dir, h.ca)?;
-        let key = pool.take(&AwsLcKeyGen, inputs.key_algorithm).map_err(failed)?;
-        let issued = issue_signed(
-            &template,
-            &ca_cert,
-            &ca_key,
-            &key,
-            now,
-            None,
-            serial_from_random(rand::random::<u64>()),
-        )
-        .map_err(|e| failed(format!("failed to renew certificate {}: {e}", h.name)))?;
-        write_renewed(&RealFs, h, &ca_cert, &issued.pem, &key.to_pem())?;
         out.push_str(&format!("{} renewed\n", h.long_name));
     }
     if all {

@@ -35,6 +35,7 @@ mod patches;
 mod reset;
 mod secrets;
 mod token;
+mod upgrade_apply;
 mod upgrade_diff;
 mod upgrade_node;
 mod upgrade_plan;
@@ -78,6 +79,7 @@ const HANDLERS: &[(&str, Handler)] = &[
     ("kubeadm token create", token::create),
     ("kubeadm token list", token::list),
     ("kubeadm token delete", token::delete),
+    ("kubeadm upgrade apply", upgrade_apply::run),
     ("kubeadm upgrade diff", upgrade_diff::run),
     ("kubeadm upgrade plan", upgrade_plan::run),
     ("kubeadm upgrade node", run_upgrade_node),

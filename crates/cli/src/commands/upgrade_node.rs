@@ -106,7 +106,7 @@ fn context(inv: &Invocation<'_>) -> Result<NodeData, CommandError> {
 
 /// Upstream's `getClient`: the kubeconfig's client, or in a dry run a decorator over it that
 /// records writes and prints every read with what it returned.
-fn client(inv: &Invocation<'_>, path: &Path, dry_run: bool) -> Result<Box<dyn Cluster>, String> {
+pub(crate) fn client(inv: &Invocation<'_>, path: &Path, dry_run: bool) -> Result<Box<dyn Cluster>, String> {
     let what = if dry_run {
         "failed to load kubeconfig"
     } else {

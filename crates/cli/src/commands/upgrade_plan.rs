@@ -70,6 +70,7 @@ pub(crate) fn run(inv: &Invocation<'_>, _: &mut Output) -> Result<(), CommandErr
     let mut new_token = || BootstrapTokenString::generate(rand::random::<u8>);
     let (mut cfg, legacy) = load_config(
         &f.string("config"),
+        false,
         &cluster,
         &RealFs,
         &host_facts::gather(),
@@ -99,6 +100,7 @@ pub(crate) fn run(inv: &Invocation<'_>, _: &mut Output) -> Result<(), CommandErr
         &*crate::setup::host_probe(),
         MANIFESTS_DIR,
         &pause,
+        false,
         &ignore,
         &rep,
     )

@@ -3,4 +3,5 @@
 
 pub mod coredns;
 pub mod plan;
+pub mod policy;
 pub mod version;

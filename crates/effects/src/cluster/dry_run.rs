@@ -134,6 +134,32 @@ impl DryRunCluster {
         }
     }
 
+    /// Upstream's `[dryrun] Returning faked LIST response:`: the list as its dynamic client holds
+    /// it, each item carrying the list's `apiVersion` and its kind.
+    fn print_list(&self, list: &Value) {
+        let mut shown = list.clone();
+        let api_version = list.get("apiVersion").cloned().unwrap_or(Value::Null);
+        let kind = list
+            .get("kind")
+            .and_then(Value::as_str)
+            .and_then(|k| k.strip_suffix("List"))
+            .map(|k| Value::String(k.to_string()))
+            .unwrap_or(Value::Null);
+        if let Some(Value::Array(items)) = shown.get_mut("items") {
+            for item in items.iter_mut().filter_map(Value::as_object_mut) {
+                item.insert("apiVersion".into(), api_version.clone());
+                item.insert("kind".into(), kind.clone());
+            }
+        }
+        let mut text = String::from("[dryrun] Returning faked LIST response:\n");
+        for line in (self.marshal)(&shown).lines() {
+            text.push('\t');
+            text.push_str(line);
+            text.push('\n');
+        }
+        self.reporter.out(&text);
+    }
+
     /// Seeds an object that GETs of its namespace and name answer with.
     pub fn with_object(self, resource: &Resource, object: Value) -> Self {
         let (namespace, name) = object_key(&object);
@@ -231,7 +257,15 @@ impl Cluster for DryRunCluster {
     ) -> Result<Vec<Value>, ClusterError> {
         self.reporter.out(&self.announce(Verb::List, resource, None));
         if let Some(backend) = &self.backend {
-            return backend.list(resource, namespace, options);
+            if !self.print_reads {
+                return backend.list(resource, namespace, options);
+            }
+            let list = backend.list_object(resource, namespace, options)?;
+            self.print_list(&list);
+            return Ok(match list.get("items") {
+                Some(Value::Array(items)) => items.clone(),
+                _ => Vec::new(),
+            });
         }
         let state = self.lock();
         Ok(state

@@ -293,14 +293,7 @@ impl Cluster for KubeCluster {
         options: &ListOptions,
     ) -> Result<Vec<Value>, ClusterError> {
         let call = Call::new(Verb::List, resource, resource.scope(namespace), "");
-        let mut params = ListParams::default();
-        if !options.label_selector.is_empty() {
-            params = params.labels(&options.label_selector);
-        }
-        if !options.field_selector.is_empty() {
-            params = params.fields(&options.field_selector);
-        }
-        let list = send!(self, &call, self.request(&call).list(&params))?;
+        let list = self.list_object(resource, namespace, options)?;
         match list.get("items") {
             Some(Value::Array(items)) => Ok(items.clone()),
             Some(Value::Null) | None => Ok(Vec::new()),
@@ -309,6 +302,23 @@ impl Cluster for KubeCluster {
                 message: "the list's items are not an array".to_string(),
             }),
         }
+    }
+
+    fn list_object(
+        &self,
+        resource: &Resource,
+        namespace: &str,
+        options: &ListOptions,
+    ) -> Result<Value, ClusterError> {
+        let call = Call::new(Verb::List, resource, resource.scope(namespace), "");
+        let mut params = ListParams::default();
+        if !options.label_selector.is_empty() {
+            params = params.labels(&options.label_selector);
+        }
+        if !options.field_selector.is_empty() {
+            params = params.fields(&options.field_selector);
+        }
+        send!(self, &call, self.request(&call).list(&params))
     }
 
     fn create(&self, resource: &Resource, object: &Value) -> Result<Value, ClusterError> {

@@ -7,6 +7,9 @@ use kubeadm_effects::cluster::{Cluster, ClusterError, ListOptions, Resource};
 use kubeadm_workflow::PhaseError;
 use serde_json::Value;
 
+use kubeadm_api::internal::InitConfig;
+use kubeadm_effects::report::Reporter;
+
 use crate::InitData;
 use crate::init::ClusterConnectError;
 use crate::init::upload_config::resource_of;
@@ -35,12 +38,50 @@ pub(crate) enum AddonPhaseError {
 fn apply(c: &dyn Cluster, is_coredns: bool, obj: &Value) -> Result<(), ClusterError> {
     let res = resource_of(obj);
     match res.plural.as_str() {
-        // The Corefile may have been edited by the user: it is only created when absent.
-        "configmaps" if is_coredns => c.create_or_retain(&res, obj),
+        "configmaps" if is_coredns => apply_corefile(c, &res, obj),
         "serviceaccounts" => c.create_or_keep(&res, obj),
         "roles" | "rolebindings" => c.create_or_update_with_retry(&res, obj),
         "services" if is_coredns => create_dns_service(c, &res, obj),
         _ => c.create_or_update(&res, obj),
+    }
+}
+
+/// Upstream's handling of the CoreDNS ConfigMap (`GetCoreDNSInfo`, then its choice): absent, or
+/// holding an empty or default Corefile, it is created or updated with the new one; a Corefile the
+/// user edited is kept. (Upstream would migrate an edited Corefile whose plugins the new CoreDNS
+/// version deprecates; no 1.8 or 1.9 release it can come from deprecates any, so it is kept too.)
+fn apply_corefile(c: &dyn Cluster, res: &Resource, obj: &Value) -> Result<(), ClusterError> {
+    let existing = match c.get(res, kubeadm_core::cluster::meta::NAMESPACE_SYSTEM, "coredns") {
+        Err(e) if e.is_not_found() => return c.create_or_update(res, obj),
+        Err(e) => return Err(e.context("unable to fetch CoreDNS current installed version and ConfigMap.")),
+        Ok(cm) => cm,
+    };
+    let corefile = existing
+        .pointer("/data/Corefile")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    if !corefile.is_empty() {
+        // The installed version (upstream reads it here to decide on a migration).
+        let options = ListOptions {
+            label_selector: "k8s-app=kube-dns".into(),
+            ..ListOptions::default()
+        };
+        c.list(
+            &Resource::new("apps", "v1", "deployments"),
+            kubeadm_core::cluster::meta::NAMESPACE_SYSTEM,
+            &options,
+        )
+        .map_err(|e| e.context("unable to fetch CoreDNS current installed version and ConfigMap."))?;
+    }
+    let new = obj
+        .pointer("/data/Corefile")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let words = |s: &str| s.split_whitespace().map(str::to_string).collect::<Vec<_>>();
+    if corefile.is_empty() || words(corefile) == words(new) {
+        c.create_or_update(res, obj)
+    } else {
+        c.create_or_retain(res, obj)
     }
 }
 
@@ -92,52 +133,68 @@ fn deployed_dns_replicas(c: &dyn Cluster) -> Result<i32, AddonPhaseError> {
 /// `addon coredns`.
 pub(crate) fn run_coredns(data: &mut InitData) -> Result<(), PhaseError> {
     let c = data.cluster.client().map_err(AddonPhaseError::Client)?;
+    ensure_coredns(c, &data.cfg, &*data.reporter)?;
+    Ok(())
+}
+
+/// Upstream's `EnsureDNSAddon`: the CoreDNS objects written, keeping the deployed replica count.
+pub(crate) fn ensure_coredns(
+    c: &dyn Cluster,
+    cfg: &InitConfig,
+    reporter: &dyn Reporter,
+) -> Result<(), AddonPhaseError> {
     let replicas = deployed_dns_replicas(c)?;
-    let objects = addons::coredns_objects(&data.cfg.cluster, &data.cfg.resolved, replicas)
-        .map_err(AddonPhaseError::Build)?;
+    let objects =
+        addons::coredns_objects(&cfg.cluster, &cfg.resolved, replicas).map_err(AddonPhaseError::Build)?;
     for obj in &objects {
         apply(c, true, obj).map_err(AddonPhaseError::Api)?;
     }
-    data.say("[addons] Applied essential addon: CoreDNS");
+    reporter.out("[addons] Applied essential addon: CoreDNS\n");
     Ok(())
 }
 
 /// `addon kube-proxy`.
 pub(crate) fn run_kube_proxy(data: &mut InitData) -> Result<(), PhaseError> {
     let c = data.cluster.client().map_err(AddonPhaseError::Client)?;
-    let config = data
-        .cfg
+    ensure_kube_proxy(c, &data.cfg, &data.manifest_facts.environment, &*data.reporter)?;
+    Ok(())
+}
+
+/// Upstream's `EnsureProxyAddon`: the kube-proxy objects written, with the host's proxy variables.
+pub(crate) fn ensure_kube_proxy(
+    c: &dyn Cluster,
+    cfg: &InitConfig,
+    environment: &[(String, String)],
+    reporter: &dyn Reporter,
+) -> Result<(), AddonPhaseError> {
+    let config = cfg
         .component_configs
         .kube_proxy
         .as_ref()
         .ok_or(AddonPhaseError::Build(addons::AddonError::NoKubeProxyConfig))?;
     let inputs = KubeProxyInputs {
-        cluster: &data.cfg.cluster,
-        resolved: &data.cfg.resolved,
-        local_api_endpoint: &data.cfg.init.local_api_endpoint,
+        cluster: &cfg.cluster,
+        resolved: &cfg.resolved,
+        local_api_endpoint: &cfg.init.local_api_endpoint,
         config,
     };
     // Upstream's `GetProxyEnvVars`: the host's `*_proxy` variables with a value, in order.
-    let proxy_env: Vec<(String, String)> = data
-        .manifest_facts
-        .environment
+    let proxy_env: Vec<(String, String)> = environment
         .iter()
         .filter(|(k, v)| k.to_lowercase().ends_with("_proxy") && !v.is_empty())
         .cloned()
         .collect();
-    let (_, warning) = addons::kube_proxy::control_plane_url_with_warning(
-        &data.cfg.cluster,
-        &data.cfg.init.local_api_endpoint,
-    )
-    .map_err(AddonPhaseError::Build)?;
+    let (_, warning) =
+        addons::kube_proxy::control_plane_url_with_warning(&cfg.cluster, &cfg.init.local_api_endpoint)
+            .map_err(AddonPhaseError::Build)?;
     if let Some(w) = warning {
-        data.reporter.warn("proxy.go", w);
+        reporter.warn("proxy.go", w);
     }
-    let objects = addons::kube_proxy_objects(&inputs, data.cfg.user_supplied.1, &proxy_env)
+    let objects = addons::kube_proxy_objects(&inputs, cfg.user_supplied.1, &proxy_env)
         .map_err(AddonPhaseError::Build)?;
     for obj in &objects {
         apply(c, false, obj).map_err(AddonPhaseError::Api)?;
     }
-    data.say("[addons] Applied essential addon: kube-proxy");
+    reporter.out("[addons] Applied essential addon: kube-proxy\n");
     Ok(())
 }

@@ -4,7 +4,7 @@
 
 pub mod tree;
 
-mod addon;
+pub(crate) mod addon;
 mod bootstrap_token;
 pub mod certs;
 pub(crate) mod control_plane;

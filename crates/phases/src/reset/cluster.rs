@@ -140,6 +140,31 @@ pub fn fetch_init_config(
     inputs: &mut DynamicInputs<'_>,
     warnings: &mut Vec<String>,
 ) -> Result<InitConfig, FetchConfigError> {
+    fetch(cluster, fs, kubelet_conf, inputs, warnings, false)
+}
+
+/// [`fetch_init_config`] with the kubelet's and kube-proxy's configurations read from their
+/// ConfigMaps rather than defaulted (upstream's `skipComponentConfigs` false, as `upgrade apply`
+/// loads them). A configuration whose ConfigMap carries kubeadm's valid signature counts as
+/// generated, any other as the user's.
+pub fn fetch_init_config_with_components(
+    cluster: &dyn Cluster,
+    fs: &dyn Fs,
+    kubelet_conf: &Path,
+    inputs: &mut DynamicInputs<'_>,
+    warnings: &mut Vec<String>,
+) -> Result<InitConfig, FetchConfigError> {
+    fetch(cluster, fs, kubelet_conf, inputs, warnings, true)
+}
+
+fn fetch(
+    cluster: &dyn Cluster,
+    fs: &dyn Fs,
+    kubelet_conf: &Path,
+    inputs: &mut DynamicInputs<'_>,
+    warnings: &mut Vec<String>,
+    with_components: bool,
+) -> Result<InitConfig, FetchConfigError> {
     let cm = cluster
         .get_config_map_with_retry("kube-system", "kubeadm-config")
         .map_err(FetchConfigError::ConfigMap)?;
@@ -147,8 +172,20 @@ pub fn fetch_init_config(
         .pointer("/data/ClusterConfiguration")
         .and_then(Value::as_str)
         .ok_or(FetchConfigError::MissingKey)?;
-    let mut cfg = load_init_config("kubeadm-config", text, inputs).map_err(FetchConfigError::Decode)?;
-    component_configs_present(cluster, warnings)?;
+    let components = component_configs_present(cluster, warnings)?;
+    let mut cfg = if with_components {
+        let mut all = text.to_string();
+        for (doc, _) in components.iter().flatten() {
+            all.push_str("\n---\n");
+            all.push_str(doc);
+        }
+        let mut cfg = load_init_config("kubeadm-config", &all, inputs).map_err(FetchConfigError::Decode)?;
+        let generated = |c: &Option<(String, bool)>| c.as_ref().is_some_and(|(_, signed)| *signed);
+        cfg.user_supplied = (!generated(&components[1]), !generated(&components[0]));
+        cfg
+    } else {
+        load_init_config("kubeadm-config", text, inputs).map_err(FetchConfigError::Decode)?
+    };
 
     let node_name = node_name_from_kubelet_conf(fs, kubelet_conf).map_err(|e| {
         FetchConfigError::NodeRegistration(format!("failed to get node name from kubelet config: {e}"))
@@ -189,25 +226,41 @@ pub fn fetch_init_config(
 /// Upstream's `componentconfigs.FetchFromCluster` as far as reset depends on it: the fetch fails
 /// without the `kubelet-config` ConfigMap (or its `kubelet` key) and with a `kube-proxy` ConfigMap
 /// lacking `config.conf`; a kube-proxy ConfigMap that is missing or forbidden is only a warning.
-/// Reset uses neither configuration, so their contents are not decoded here.
+/// Returns each configuration found (kube-proxy's, the kubelet's) with whether its ConfigMap
+/// carries kubeadm's valid signature.
 fn component_configs_present(
     cluster: &dyn Cluster,
     warnings: &mut Vec<String>,
-) -> Result<(), FetchConfigError> {
+) -> Result<[Option<(String, bool)>; 2], FetchConfigError> {
     let fail = FetchConfigError::ComponentConfigs;
-    match cluster.get_config_map_with_retry("kube-system", "kube-proxy") {
+    let found = |cm: &Value, key: &str| {
+        let doc = cm
+            .pointer(&format!("/data/{key}"))
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        let signed = cm
+            .pointer("/metadata/annotations/kubeadm.kubernetes.io~1component-config.hash")
+            .and_then(Value::as_str)
+            .is_some_and(|h| h == kubeadm_core::cluster::upload_config::config_map_checksum(cm));
+        Some((doc, signed))
+    };
+    let kube_proxy = match cluster.get_config_map_with_retry("kube-system", "kube-proxy") {
         Ok(cm) if cm.pointer("/data/config.conf").is_none() => {
             return Err(fail(
                 "unexpected error when reading kube-proxy ConfigMap: config.conf key value pair missing"
                     .into(),
             ));
         }
-        Ok(_) => {}
-        Err(e) if e.is_not_found() || matches!(e, ClusterError::Forbidden { .. }) => warnings.push(format!(
-            "Warning: No kubeproxy.config.k8s.io/v1alpha1 config is loaded. Continuing without it: {e}"
-        )),
+        Ok(cm) => found(&cm, "config.conf"),
+        Err(e) if e.is_not_found() || matches!(e, ClusterError::Forbidden { .. }) => {
+            warnings.push(format!(
+                "Warning: No kubeproxy.config.k8s.io/v1alpha1 config is loaded. Continuing without it: {e}"
+            ));
+            None
+        }
         Err(e) => return Err(fail(e.to_string())),
-    }
+    };
     let kubelet = |reason: String| {
         fail(format!(
             "could not download the kubelet configuration from ConfigMap \"kubelet-config\": {reason}"
@@ -221,7 +274,7 @@ fn component_configs_present(
             "unexpected error when reading kubelet-config ConfigMap: kubelet key value pair missing".into(),
         ));
     }
-    Ok(())
+    Ok([kube_proxy, found(&cm, "kubelet")])
 }
 
 /// The raw `kube-apiserver.advertise-address.endpoint` annotation of the node's API server Pod.

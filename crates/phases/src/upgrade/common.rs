@@ -56,11 +56,15 @@ impl Printer<'_> {
     }
 }
 
-/// Upstream's `loadConfig` for plan: the configuration from the cluster, or from `--config`. A
-/// file holding kubeadm types is a (discouraged) reconfiguration: all of it comes from the file,
-/// and `true` is returned; a file of only component configs changes nothing plan shows.
+/// Upstream's `loadConfig`: the configuration from the cluster, or from `--config`. A file
+/// holding kubeadm types is a (discouraged) reconfiguration: all of it comes from the file, and
+/// `true` is returned; a file of only component configs changes nothing plan shows.
+/// `with_components` (apply) reads the kubelet's and kube-proxy's configurations from the cluster
+/// too; plan skips them.
+#[allow(clippy::too_many_arguments)]
 pub fn load_config(
     path: &str,
+    with_components: bool,
     cluster: &dyn Cluster,
     fs: &dyn Fs,
     host: &HostFacts,
@@ -102,8 +106,22 @@ pub fn load_config(
     printer.print("[upgrade/config] Reading configuration from the cluster...\n");
     printer.print("[upgrade/config] FYI: You can look at this config file with 'kubectl -n kube-system get cm kubeadm-config -o yaml'\n");
     let mut warnings = Vec::new();
-    let fetched = fetch_init_config(cluster, fs, kubelet_conf, &mut inputs, &mut warnings);
-    log_config_warnings(printer.rep, &inputs_warnings(&warnings));
+    let fetched = if with_components {
+        crate::reset::cluster::fetch_init_config_with_components(
+            cluster,
+            fs,
+            kubelet_conf,
+            &mut inputs,
+            &mut warnings,
+        )
+    } else {
+        fetch_init_config(cluster, fs, kubelet_conf, &mut inputs, &mut warnings)
+    };
+    if with_components {
+        log_config_warnings(printer.rep, &warnings);
+    } else {
+        log_config_warnings(printer.rep, &inputs_warnings(&warnings));
+    }
     match fetched {
         Ok(mut cfg) => {
             log_config_warnings(printer.rep, &cfg.warnings);
@@ -255,16 +273,19 @@ pub fn coredns_checks(
     rep: &dyn Reporter,
 ) -> Result<(), UpgradeError> {
     use kubeadm_core::upgrade::coredns::{CoreDnsState, coredns_checks};
-    let state = match cluster.get(&Resource::config_maps(), "kube-system", "coredns") {
+    // Each check reads the ConfigMap and the Deployment itself, as upstream's do.
+    let state = || match cluster.get(&Resource::config_maps(), "kube-system", "coredns") {
         Err(e) if e.is_not_found() => Ok(CoreDnsState::Absent),
         Err(e) => Err(e.to_string()),
         Ok(cm) if cm.pointer("/data/Corefile").is_none() => Ok(CoreDnsState::NoCorefile),
         Ok(_) => dns_version(cluster).map(|version| CoreDnsState::Deployed { version }),
     };
-    let (unsupported, migration) = match state {
+    let check = |state: Result<CoreDnsState, String>| match state {
         Ok(state) => coredns_checks(&state, kubeadm_core::images::COREDNS_VERSION),
         Err(e) => (Some(e.clone()), Some(e)),
     };
+    let unsupported = check(state()).0;
+    let migration = check(state()).1;
     collect_findings(
         [
             ("CoreDNSUnsupportedPlugins", unsupported),

@@ -32,17 +32,30 @@ type HealthCheck<'a> = Box<dyn Fn() -> Result<(), String> + 'a>;
 
 /// Runs the three checks in upstream's order: the warnings of ignored or demoted checks go to
 /// stderr as they come, the errors are returned together.
+/// In a dry run (`dry_run`), the Job is only announced, as upstream's fake client makes it.
 pub fn check_cluster_health(
     cluster: &dyn Cluster,
     host: &dyn HostProbe,
     manifests_dir: &str,
     pause_image: &str,
+    dry_run: bool,
     ignore: &IgnoreSet,
     rep: &dyn Reporter,
 ) -> Result<(), PreflightError> {
     rep.out("[upgrade] Running cluster health checks\n");
     let checks: [(&str, HealthCheck<'_>); 3] = [
-        ("CreateJob", Box::new(|| create_job(cluster, pause_image))),
+        (
+            "CreateJob",
+            Box::new(|| {
+                if dry_run {
+                    rep.out(&format!(
+                        "[upgrade/health] Would create the Job {JOB_NAME:?} in namespace {NAMESPACE:?} and wait until it completes\n"
+                    ));
+                    return Ok(());
+                }
+                create_job(cluster, pause_image)
+            }),
+        ),
         (
             "ControlPlaneNodesReady",
             Box::new(|| control_plane_nodes_ready(cluster)),

@@ -11,6 +11,8 @@ pub mod diff;
 pub mod health;
 pub mod node;
 pub mod plan;
+pub mod postupgrade;
+pub mod staticpods;
 pub mod versions;
 
 /// Why an upgrade command failed, by the exit code it gives.

@@ -1,0 +1,284 @@
+//! `kubeadm upgrade apply`, upstream v1.25.16 and ours, against a real API server set up as
+//! `kubeadm init` of v1.25.15 leaves a cluster (see `support/upgrade_cluster.rs`), both chrooted
+//! into the same temp root (`--rootfs`, which needs root).
+//!
+//! The dry run must print the same (after normalising the random part of upstream's temporary
+//! folder names) and change nothing, on the API server or on disk (upstream leaves a temporary
+//! folder behind); the refusals (a version that
+//! skips a minor, a downgrade without `--force`, an unstable version, no version, an unreachable
+//! API server, an unhealthy cluster) must give upstream's output and exit code, and change nothing.
+// clippy.toml keeps the binary's handlers off the host; tests run binaries on real files.
+#![allow(clippy::disallowed_methods)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use kubeadm_testkit::apiserver::ApiServer;
+use kubeadm_testkit::oracle::{Run, diff, expected_code, upstream_kubeadm};
+
+#[path = "support/upgrade_cluster.rs"]
+mod upgrade_cluster;
+use upgrade_cluster::{JobController, cluster, is_klog, klog_messages, node_status, wait_job_gone};
+
+fn ours() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_kubeadm"))
+}
+
+#[derive(Debug, PartialEq)]
+struct Outcome {
+    stdout: String,
+    error_lines: String,
+    code: i32,
+}
+
+/// Runs `bin --rootfs <root> upgrade apply <args>` with `stdin` as its input.
+fn apply(bin: &Path, root: &Path, args: &[&str], stdin: &str) -> (Outcome, String) {
+    use std::io::Write;
+    let mut child = Command::new(bin)
+        .arg("--rootfs")
+        .arg(root)
+        .args(["upgrade", "apply"])
+        .args(args)
+        .env_clear()
+        .env("PATH", "/usr/sbin:/usr/bin:/sbin:/bin")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run kubeadm");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(stdin.as_bytes())
+        .expect("write stdin");
+    let out = child.wait_with_output().expect("wait");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let outcome = Outcome {
+        stdout: normalise(&String::from_utf8_lossy(&out.stdout)),
+        error_lines: stderr
+            .lines()
+            .filter(|l| !is_klog(l))
+            .map(|l| format!("{l}\n"))
+            .collect(),
+        code: out.status.code().unwrap_or(-1),
+    };
+    (outcome, stderr)
+}
+
+/// Upstream's temporary folders end in random digits (Go's `os.MkdirTemp`); a printed LIST
+/// response carries the store's current revision as its `resourceVersion`, which moves on its own
+/// between two runs (the API server's own leases).
+fn normalise(text: &str) -> String {
+    let mut in_list = false;
+    let text: String = text
+        .lines()
+        .map(|l| {
+            if l.starts_with('[') {
+                in_list = l == "[dryrun] Returning faked LIST response:";
+            }
+            if in_list && l.starts_with("\t  resourceVersion: ") {
+                "\t  resourceVersion: <revision>\n".to_string()
+            } else {
+                format!("{l}\n")
+            }
+        })
+        .collect();
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text.as_str();
+    let marker = "kubeadm-upgrade-dryrun";
+    while let Some(i) = rest.find(marker) {
+        out.push_str(&rest[..i + marker.len()]);
+        rest = rest[i + marker.len()..].trim_start_matches(|c: char| c.is_ascii_digit());
+        out.push_str("<random>");
+    }
+    out.push_str(rest);
+    out
+}
+
+/// What a run could have changed: every object kubeadm reads or writes, and the root's files.
+fn state(server: &ApiServer) -> String {
+    let mut s = server.kubectl(&[
+        "get",
+        "nodes,configmaps,roles,rolebindings,clusterroles,clusterrolebindings,deployments,daemonsets,services,serviceaccounts",
+        "-A",
+        "-o",
+        "custom-columns=KIND:.kind,NS:.metadata.namespace,NAME:.metadata.name,RV:.metadata.resourceVersion",
+    ]);
+    let root = server.root();
+    let mut files: Vec<String> = walk(&root.join("etc/kubernetes"))
+        .into_iter()
+        .chain(walk(&root.join("var/lib/kubelet")))
+        .map(|p| {
+            let bytes = std::fs::read(&p).unwrap_or_default();
+            format!("{} {}", p.display(), bytes.len())
+        })
+        .collect();
+    files.sort();
+    s.push_str(&files.join("\n"));
+    s
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+fn compare(server: &ApiServer, args: &[&str], stdin: &str) -> usize {
+    let root = server.root();
+    let (theirs, theirs_err) = apply(&upstream_kubeadm(), &root, args, stdin);
+    wait_job_gone(server);
+    // Taken after upstream's run: its dry run leaves the kubelet's configuration behind in
+    // /etc/kubernetes/tmp/kubeadm-upgrade-dryrun*/ (ours writes nothing at all).
+    let before = state(server);
+    let (mine, mine_err) = apply(&ours(), &root, args, stdin);
+    wait_job_gone(server);
+    if std::env::var_os("UPGRADE_APPLY_PROBE").is_some() {
+        eprintln!(
+            "=== {args:?}\n--- upstream stdout\n{}--- upstream stderr\n{theirs_err}--- code {}",
+            theirs.stdout, theirs.code
+        );
+        eprintln!(
+            "--- ours stdout\n{}--- ours stderr\n{mine_err}--- code {}",
+            mine.stdout, mine.code
+        );
+        return 1;
+    }
+    assert_eq!(
+        expected_code(&Run {
+            stdout: theirs.stdout.clone(),
+            stderr: theirs_err.clone(),
+            code: theirs.code
+        }),
+        mine.code,
+        "exit code of upgrade apply {args:?}\nupstream stderr:\n{theirs_err}\nours:\n{mine_err}"
+    );
+    assert!(
+        theirs.stdout == mine.stdout,
+        "stdout of upgrade apply {args:?}:\n{}",
+        diff(&theirs.stdout, &mine.stdout)
+    );
+    assert!(
+        theirs.error_lines == mine.error_lines,
+        "stderr of upgrade apply {args:?}:\n{}",
+        diff(&theirs.error_lines, &mine.error_lines)
+    );
+    assert_eq!(
+        klog_messages(&theirs_err)
+            .into_iter()
+            .filter(|m| !m.starts_with("could not fetch a Kubernetes version from the internet"))
+            .collect::<Vec<_>>(),
+        klog_messages(&mine_err),
+        "klog warnings of upgrade apply {args:?}"
+    );
+    assert_eq!(
+        before,
+        state(server),
+        "upgrade apply {args:?} changed the cluster or the files"
+    );
+    1
+}
+
+#[test]
+fn dry_run_prints_what_upstream_prints_and_changes_nothing() {
+    assert!(
+        kubeadm_testkit::rootfs::is_root(),
+        "this test chroots with --rootfs and must run as root"
+    );
+    let server = cluster("v1.25.15", "v1.25.16");
+    let _jobs = JobController::start(&server);
+    // A cluster made by 1.24: the legacy registry in kubeadm-config, the legacy taint on the node.
+    let cm = server.kubectl(&["-n", "kube-system", "get", "cm", "kubeadm-config", "-o", "json"]);
+    let mut cm: serde_json::Value = serde_json::from_str(&cm).expect("kubeadm-config");
+    let cc = cm["data"]["ClusterConfiguration"]
+        .as_str()
+        .expect("ClusterConfiguration");
+    let cc = cc.replace("imageRepository: registry.k8s.io", "imageRepository: k8s.gcr.io");
+    cm["data"]["ClusterConfiguration"] = serde_json::Value::String(cc);
+    upgrade_cluster::apply_json(&server, "kubeadm-config.json", &cm.to_string(), "replace");
+    server.kubectl(&[
+        "taint",
+        "node",
+        upgrade_cluster::NODE,
+        "node-role.kubernetes.io/master:NoSchedule",
+    ]);
+    let patches = server.root().join("patches");
+    std::fs::create_dir_all(&patches).expect("patches");
+    std::fs::write(
+        patches.join("kube-apiserver+json.json"),
+        r#"[{"op": "add", "path": "/spec/containers/0/command/-", "value": "--v=4"}]"#,
+    )
+    .expect("patch");
+    std::fs::write(patches.join("kubeletconfiguration.yaml"), "maxPods: 42\n").expect("patch");
+    let mut n = 0;
+    for args in [
+        &["v1.25.16", "--dry-run"][..],
+        &["v1.25.16", "--dry-run", "--patches", "/patches"],
+        &["v1.25.16", "--dry-run", "--print-config", "--etcd-upgrade=false"],
+    ] {
+        n += compare(&server, args, "");
+    }
+    assert_eq!(n, 3);
+}
+
+#[test]
+fn refusals_are_upstreams_and_change_nothing() {
+    assert!(
+        kubeadm_testkit::rootfs::is_root(),
+        "this test chroots with --rootfs and must run as root"
+    );
+    let server = cluster("v1.25.15", "v1.25.16");
+    let _jobs = JobController::start(&server);
+    let admin = std::fs::read_to_string(server.root().join("etc/kubernetes/admin.conf")).expect("admin.conf");
+    let port = format!("127.0.0.1:{}", server.port());
+    std::fs::write(
+        server.root().join("etc/kubernetes/unreachable.conf"),
+        admin.replace(&port, "127.0.0.1:1"),
+    )
+    .expect("unreachable.conf");
+    let mut n = 0;
+    for (args, stdin) in [
+        (&[][..], ""),
+        (&["v1.25.16", "v1.25.17"], ""),
+        (&["v1.27.0", "-y"], ""),
+        (&["v1.24.9", "-y"], ""),
+        (&["v1.23.0", "-y"], ""),
+        (&["v1.25.17", "-y"], ""),
+        (&["v1.26.0-rc.1", "-y"], ""),
+        (&["v1.25.16"], "n\n"),
+        (&["v1.25.16"], ""),
+        (&["foo", "-y"], ""),
+        (
+            &[
+                "v1.25.16",
+                "-y",
+                "--kubeconfig",
+                "/etc/kubernetes/unreachable.conf",
+            ],
+            "",
+        ),
+        (
+            &["v1.25.16", "-y", "--kubeconfig", "/etc/kubernetes/missing.conf"],
+            "",
+        ),
+        (&["v1.25.16", "-y", "--ignore-preflight-errors", "all,Swap"], ""),
+        (&["v1.25.16", "-y", "--config", "/missing.yaml"], ""),
+    ] {
+        n += compare(&server, args, stdin);
+    }
+    // An unhealthy cluster: the control-plane node is not Ready.
+    node_status(&server, "v1.25.16", false);
+    n += compare(&server, &["v1.25.16", "-y"], "");
+    assert_eq!(n, 15);
+}

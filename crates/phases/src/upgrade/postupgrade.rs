@@ -1,0 +1,284 @@
+//! What `kubeadm upgrade apply` does after the control plane is upgraded (upstream's
+//! `phases/upgrade/postupgrade.go`): the 1.25 removal of the legacy control-plane taint, then
+//! nearly what `kubeadm init` uploads: the `kubeadm-config` and `kubelet-config` ConfigMaps, the
+//! node's kubelet configuration on disk, its CRI socket annotation, the bootstrap-token and
+//! cluster-info RBAC rules, and the CoreDNS and kube-proxy addons (each only when its ConfigMap
+//! exists: a cluster initialised without one did not want it). Every task runs; their errors are
+//! reported together.
+
+use std::path::Path;
+
+use kubeadm_api::internal::InitConfig;
+use kubeadm_core::cluster::{bootstrap_token, cluster_info, node, upload_config};
+use kubeadm_core::patches::PatchManager;
+use kubeadm_effects::cluster::{Cluster, ClusterError, ListOptions, Resource};
+use kubeadm_effects::fs::Fs;
+use kubeadm_effects::report::Reporter;
+use serde_json::Value;
+
+use crate::init::addon::{ensure_coredns, ensure_kube_proxy};
+use crate::init::upload_config::{apply_rbac, resource_of};
+
+/// The legacy taint 1.25 removes, as Go's `Taint.String()` prints it.
+const OLD_TAINT_KEY: &str = "node-role.kubernetes.io/master";
+const OLD_TAINT_TEXT: &str =
+    "&Taint{Key:node-role.kubernetes.io/master,Value:,Effect:NoSchedule,TimeAdded:<nil>,}";
+const NEW_TAINT_TEXT: &str =
+    "&Taint{Key:node-role.kubernetes.io/control-plane,Value:,Effect:NoSchedule,TimeAdded:<nil>,}";
+/// The label every kubeadm control-plane node carries.
+const CONTROL_PLANE_LABEL: &str = "node-role.kubernetes.io/control-plane";
+
+/// Upstream's message before [`remove_old_control_plane_taint`].
+pub fn old_taint_message() -> String {
+    format!(
+        "[upgrade/postupgrade] Removing the old taint {OLD_TAINT_TEXT} from all control plane Nodes. After this step only the {NEW_TAINT_TEXT} taint will be present on control plane Nodes.\n"
+    )
+}
+
+/// Upstream's `RemoveOldControlPlaneTaint`: on every node labelled as a control plane, the
+/// `node-role.kubernetes.io/master:NoSchedule` taint (exactly that one) removed, other taints kept.
+pub fn remove_old_control_plane_taint(cluster: &dyn Cluster) -> Result<(), String> {
+    let options = ListOptions {
+        label_selector: CONTROL_PLANE_LABEL.to_string(),
+        ..ListOptions::default()
+    };
+    let nodes = cluster
+        .list(&Resource::core("nodes"), "", &options)
+        .map_err(|e| format!("could not list nodes labeled with {CONTROL_PLANE_LABEL:?}: {e}"))?;
+    for n in nodes {
+        let name = n
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        let taints = n
+            .pointer("/spec/taints")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        let kept: Vec<Value> = taints.iter().filter(|t| !is_old_taint(t)).cloned().collect();
+        if kept.len() == taints.len() {
+            continue;
+        }
+        cluster
+            .patch_node(&name, &mut |current| {
+                let mut changed = current.clone();
+                changed["spec"]["taints"] = Value::Array(kept.clone());
+                node::two_way_merge_patch(current, &changed)
+            })
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
+/// `Taint.String()` equality with the legacy taint: key, empty value, `NoSchedule`, no time added.
+fn is_old_taint(t: &Value) -> bool {
+    let s = |k: &str| t.get(k).and_then(Value::as_str).unwrap_or_default();
+    s("key") == OLD_TAINT_KEY
+        && s("value").is_empty()
+        && s("effect") == "NoSchedule"
+        && t.get("timeAdded").is_none_or(Value::is_null)
+}
+
+/// What the post-upgrade tasks work from.
+pub struct PostUpgrade<'a> {
+    /// The upgraded configuration.
+    pub cfg: &'a InitConfig,
+    /// The API server (the dry-run decorator in a dry run).
+    pub cluster: &'a dyn Cluster,
+    /// The file system (the dry-run overlay in a dry run).
+    pub fs: &'a dyn Fs,
+    /// Where the kubelet's configuration is written: `/var/lib/kubelet`, or a temporary folder in a
+    /// dry run.
+    pub kubelet_dir: &'a Path,
+    /// `/var/lib/kubelet`, where a dry run says it would write.
+    pub kubelet_run_dir: &'a Path,
+    /// `--patches`, read.
+    pub patches: Option<&'a PatchManager>,
+    /// `--dry-run`.
+    pub dry_run: bool,
+    /// The process environment (kube-proxy gets the `*_proxy` variables).
+    pub environment: &'a [(String, String)],
+    /// Where output goes.
+    pub reporter: &'a dyn Reporter,
+}
+
+impl std::fmt::Debug for PostUpgrade<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PostUpgrade")
+            .field("kubelet_dir", &self.kubelet_dir)
+            .field("dry_run", &self.dry_run)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PostUpgrade<'_> {
+    fn say(&self, line: &str) {
+        self.reporter.out(&format!("{line}\n"));
+    }
+
+    /// Upstream's `PerformPostUpgradeTasks`: every task, then their errors together (Go's
+    /// aggregate: one error as itself, several as `[a, b]`).
+    pub fn run(&self) -> Result<(), String> {
+        let c = self.cluster;
+        let mut errors: Vec<String> = Vec::new();
+        let mut keep = |r: Result<(), String>| {
+            if let Err(e) = r {
+                errors.push(e);
+            }
+        };
+        keep(self.upload_kubeadm_config());
+        keep(
+            self.kubelet_config_map()
+                .map_err(|e| format!("error creating kubelet configuration ConfigMap: {e}")),
+        );
+        keep(self.write_kubelet_config());
+        let socket = &self.cfg.init.node_registration.cri_socket;
+        let name = &self.cfg.init.node_registration.name;
+        self.reporter.info(
+            1,
+            "patchnode.go",
+            &format!("[patchnode] Uploading the CRI Socket information {socket:?} to the Node API object {name:?} as an annotation"),
+        );
+        keep(
+            c.patch_node(name, &mut |current| {
+                let mut annotated = current.clone();
+                node::annotate_cri_socket(&mut annotated, socket);
+                node::two_way_merge_patch(current, &annotated)
+            })
+            .map_err(|e| format!("error uploading crisocket: {e}")),
+        );
+        self.say("[bootstrap-token] Configured RBAC rules to allow Node Bootstrap tokens to get nodes");
+        keep(
+            apply_all(c, &bootstrap_token::allow_get_nodes())
+                .map_err(|e| format!("error allowing bootstrap tokens to get Nodes: {e}")),
+        );
+        self.say("[bootstrap-token] Configured RBAC rules to allow Node Bootstrap tokens to post CSRs in order for nodes to get long term certificate credentials");
+        keep(
+            apply_all(c, &[bootstrap_token::allow_post_csrs()])
+                .map_err(|e| format!("error allowing bootstrap tokens to post CSRs: {e}")),
+        );
+        self.say("[bootstrap-token] Configured RBAC rules to allow the csrapprover controller automatically approve CSRs from a Node Bootstrap Token");
+        keep(
+            apply_all(c, &[bootstrap_token::auto_approve_node_bootstrap_tokens()])
+                .map_err(|e| format!("error auto-approving node bootstrap tokens: {e}")),
+        );
+        self.say("[bootstrap-token] Configured RBAC rules to allow certificate rotation for all node client certificates in the cluster");
+        keep(
+            apply_all(c, &[bootstrap_token::auto_approve_node_certificate_rotation()])
+                .map_err(|e| e.to_string()),
+        );
+        self.reporter.info(
+            1,
+            "clusterinfo.go",
+            "creating the RBAC rules for exposing the cluster-info ConfigMap in the kube-public namespace",
+        );
+        keep(apply_rbac(c, &cluster_info::cluster_info_rbac()).map_err(|e| e.to_string()));
+
+        if self.config_map_missing("coredns") {
+            self.reporter.warn(
+                "postupgrade.go",
+                "the ConfigMaps \"coredns\" in the namespace \"kube-system\" were not found. Assuming that a DNS server was not deployed for this cluster. Note that once 'kubeadm upgrade apply' supports phases you will have to skip the DNS upgrade manually",
+            );
+        } else {
+            keep(ensure_coredns(c, self.cfg, self.reporter).map_err(|e| e.to_string()));
+        }
+        if self.config_map_missing("kube-proxy") {
+            self.reporter.warn(
+                "postupgrade.go",
+                "the ConfigMap \"kube-proxy\" in the namespace \"kube-system\" was not found. Assuming that kube-proxy was not deployed for this cluster. Note that once 'kubeadm upgrade apply' supports phases you will have to skip the kube-proxy upgrade manually",
+            );
+        } else {
+            keep(ensure_kube_proxy(c, self.cfg, self.environment, self.reporter).map_err(|e| e.to_string()));
+        }
+        match errors.len() {
+            0 => Ok(()),
+            1 => Err(errors.remove(0)),
+            _ => Err(format!("[{}]", errors.join(", "))),
+        }
+    }
+
+    /// Only a NotFound answer counts as missing, as upstream.
+    fn config_map_missing(&self, name: &str) -> bool {
+        matches!(self.cluster.get(&Resource::config_maps(), "kube-system", name), Err(e) if e.is_not_found())
+    }
+
+    /// Upstream's `UploadConfiguration`.
+    fn upload_kubeadm_config(&self) -> Result<(), String> {
+        self.say(&format!(
+            "[upload-config] Storing the configuration used in ConfigMap {:?} in the {:?} Namespace",
+            upload_config::KUBEADM_CONFIG_CONFIG_MAP,
+            kubeadm_core::cluster::meta::NAMESPACE_SYSTEM
+        ));
+        let cm = upload_config::kubeadm_config_map(&self.cfg.cluster, &self.cfg.resolved);
+        let value = cm["data"][upload_config::CLUSTER_CONFIGURATION_KEY].clone();
+        self.cluster
+            .create_or_mutate_config_map(&cm, &mut |existing| {
+                existing["data"][upload_config::CLUSTER_CONFIGURATION_KEY] = value.clone();
+                Ok(())
+            })
+            .map_err(|e| e.to_string())?;
+        apply_rbac(self.cluster, &upload_config::kubeadm_config_rbac()).map_err(|e| e.to_string())
+    }
+
+    /// Upstream's `kubeletphase.CreateConfigMap`.
+    fn kubelet_config_map(&self) -> Result<(), String> {
+        let kubelet = self
+            .cfg
+            .component_configs
+            .kubelet
+            .as_ref()
+            .ok_or_else(|| "no kubelet component config found".to_string())?;
+        self.say(&format!(
+            "[kubelet] Creating a ConfigMap {:?} in namespace {} with the configuration for the kubelets in the cluster",
+            upload_config::KUBELET_CONFIG_CONFIG_MAP,
+            kubeadm_core::cluster::meta::NAMESPACE_SYSTEM
+        ));
+        let cm = upload_config::kubelet_config_map(kubelet, self.cfg.user_supplied.0);
+        self.cluster
+            .create_or_update(&Resource::config_maps(), &cm)
+            .map_err(|e| e.to_string())?;
+        apply_rbac(self.cluster, &upload_config::kubelet_config_rbac()).map_err(|e| e.to_string())
+    }
+
+    /// Upstream's `writeKubeletConfigFiles`: `config.yaml` from the cluster's kubelet configuration
+    /// (patched), printed in a dry run.
+    fn write_kubelet_config(&self) -> Result<(), String> {
+        let wrap = |e: String| format!("error writing kubelet configuration to file: {e}");
+        let kc = self
+            .cfg
+            .component_configs
+            .kubelet
+            .as_ref()
+            .ok_or_else(|| wrap("no kubelet component config found".into()))?;
+        let say = |l: &str| self.say(l);
+        let (path, text) =
+            crate::kubelet::config_file(kc, self.patches, self.kubelet_dir, &say).map_err(|e| {
+                wrap(format!(
+                    "could not apply patches to the KubeletConfiguration: {}",
+                    e.detailed()
+                ))
+            })?;
+        self.fs
+            .create_dir_all(self.kubelet_dir, 0o700)
+            .and_then(|()| self.fs.write(&path, text.as_bytes(), 0o644))
+            .map_err(|e| {
+                wrap(format!(
+                    "failed to write kubelet configuration to the file {:?}: {e}",
+                    path.display().to_string()
+                ))
+            })?;
+        if self.dry_run {
+            let shown = self.kubelet_run_dir.join("config.yaml");
+            crate::dry_run::print_file(self.fs, self.reporter, &path, &shown);
+        }
+        Ok(())
+    }
+}
+
+fn apply_all(c: &dyn Cluster, objects: &[Value]) -> Result<(), ClusterError> {
+    for obj in objects {
+        c.create_or_update(&resource_of(obj), obj)?;
+    }
+    Ok(())
+}

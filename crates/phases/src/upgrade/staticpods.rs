@@ -1,0 +1,952 @@
+//! The static-pod upgrade of a control-plane node (upstream's `phases/upgrade/staticpods.go`), shared
+//! by `kubeadm upgrade apply` and the `control-plane` phase of `kubeadm upgrade node`.
+//!
+//! New manifests are written to a temporary folder under `/etc/kubernetes/tmp`; for each component
+//! (etcd first, unless external or `--etcd-upgrade=false`) whose new manifest differs from the
+//! running one, its certificates are renewed (unless `--certificate-renewal=false`), the running
+//! manifest is moved to a backup folder and the new one moved in, then the mirror Pod's hash must
+//! change and the component's Pods must run within the timeout, or every manifest moved so far is
+//! moved back. etcd's data folder is copied before etcd is touched, and copied back when etcd does
+//! not come back.
+//!
+//! Beyond upstream: the etcd data is restored into its own folder (upstream's `cp -r` nests the
+//! backup inside it); every component logs how long it took at `-v1`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use kubeadm_api::internal::InitConfig;
+use kubeadm_core::manifests::{self, Component, ManifestHostFacts, StaticPod};
+use kubeadm_core::patches::PatchManager;
+use kubeadm_core::pki::{EtcdMode, KeyAlgorithm};
+use kubeadm_effects::cluster::{Cluster, ListOptions, Resource};
+use kubeadm_effects::etcd::Etcd;
+use kubeadm_effects::fs::Fs;
+use kubeadm_effects::keygen::KeyGen;
+use kubeadm_effects::report::Reporter;
+use serde_json::Value;
+
+use crate::etcd_cluster::{
+    EtcdConnector, check_cluster_health, client_from_cluster, wait_for_cluster_available,
+};
+use crate::renewal::{Handler, handlers, renew_using_local_ca};
+
+/// Upstream's `UpgradeManifestTimeout`.
+pub const UPGRADE_MANIFEST_TIMEOUT: Duration = Duration::from_secs(5 * 60);
+/// Upstream's `APICallRetryInterval`.
+const POLL_INTERVAL: Duration = Duration::from_millis(500);
+/// How upstream waits for etcd after its upgrade: 10 tries, 15 s apart.
+const ETCD_RETRIES: u32 = 10;
+const ETCD_RETRY_INTERVAL: Duration = Duration::from_secs(15);
+/// The etcd static pod.
+const ETCD: &str = "etcd";
+
+/// What the upgrade works on and through.
+pub struct StaticPodUpgrade<'a> {
+    /// The configuration to upgrade to (its `kubernetesVersion` is the target).
+    pub cfg: &'a InitConfig,
+    /// `/etc/kubernetes`.
+    pub kubernetes_dir: PathBuf,
+    /// The file system.
+    pub fs: &'a dyn Fs,
+    /// The API server.
+    pub cluster: &'a dyn Cluster,
+    /// Opens etcd clients.
+    pub etcd: &'a EtcdConnector,
+    /// `--patches`, read.
+    pub patches: Option<&'a PatchManager>,
+    /// Facts about the host the manifests depend on.
+    pub facts: &'a ManifestHostFacts,
+    /// `--etcd-upgrade`.
+    pub etcd_upgrade: bool,
+    /// `--certificate-renewal`: renews with keys from here.
+    pub renew_certs: bool,
+    /// Generates the renewed certificates' keys.
+    pub keygen: &'a dyn KeyGen,
+    /// How long each component gets.
+    pub timeout: Duration,
+    /// Now, Unix seconds (renewed certificates, the backup folders' names).
+    pub now: i64,
+    /// Random values (temporary folder names, serial numbers).
+    pub random: fn() -> u64,
+    /// Where output goes.
+    pub reporter: &'a dyn Reporter,
+    /// Whether the patch folder's reading was announced yet (`Default::default()`: upstream prints
+    /// it where a patch is first applied).
+    pub patches_announced: std::cell::Cell<bool>,
+}
+
+impl std::fmt::Debug for StaticPodUpgrade<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StaticPodUpgrade")
+            .field("kubernetes_dir", &self.kubernetes_dir)
+            .field("etcd_upgrade", &self.etcd_upgrade)
+            .field("renew_certs", &self.renew_certs)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Why the upgrade failed, in upstream's words (the rollback already done where it says so).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct StaticPodUpgradeError(pub String);
+
+fn failed(e: impl std::fmt::Display) -> StaticPodUpgradeError {
+    StaticPodUpgradeError(e.to_string())
+}
+
+/// The folders of one upgrade (upstream's `KubeStaticPodPathManager`).
+#[derive(Debug, Clone)]
+struct Paths {
+    real: PathBuf,
+    temp: PathBuf,
+    backup_manifests: PathBuf,
+    backup_etcd: PathBuf,
+    keep_etcd_backup: bool,
+}
+
+impl Paths {
+    fn real(&self, component: &str) -> PathBuf {
+        self.real.join(format!("{component}.yaml"))
+    }
+    fn temp(&self, component: &str) -> PathBuf {
+        self.temp.join(format!("{component}.yaml"))
+    }
+    fn backup(&self, component: &str) -> PathBuf {
+        self.backup_manifests.join(format!("{component}.yaml"))
+    }
+}
+
+/// `2006-01-02-15-04-05` in local time, as Go's `time.Now().Format` names the backup folders.
+fn timestamp(now: i64) -> String {
+    kubeadm_api::timestamp::Time::from_unix_seconds(now)
+        .map(|t| t.local_dashed())
+        .unwrap_or_default()
+}
+
+/// Go's `time.Duration.String()`.
+fn go_duration(d: Duration) -> String {
+    kubeadm_api::duration::Duration::from_nanos(i64::try_from(d.as_nanos()).unwrap_or(i64::MAX)).to_string()
+}
+
+/// Manifests moved out of the way so far: component → its backup (upstream's `recoverManifests`).
+type Recover = BTreeMap<String, PathBuf>;
+
+impl StaticPodUpgrade<'_> {
+    fn say(&self, line: &str) {
+        self.reporter.out(&format!("{line}\n"));
+    }
+
+    fn node_name(&self) -> &str {
+        &self.cfg.init.node_registration.name
+    }
+
+    fn tmp_root(&self) -> PathBuf {
+        self.kubernetes_dir.join("tmp")
+    }
+
+    /// Upstream's `CreateTempDirForKubeadm`: `<name><random digits>` under `/etc/kubernetes/tmp`.
+    fn temp_dir(&self, name: &str) -> Result<PathBuf, StaticPodUpgradeError> {
+        let root = self.tmp_root();
+        self.fs.create_dir_all(&root, 0o700).map_err(|e| {
+            failed(format!(
+                "failed to create directory {:?}: {e}",
+                root.display().to_string()
+            ))
+        })?;
+        for _ in 0..100 {
+            let dir = root.join(format!("{name}{}", (self.random)() % 10_000_000_000));
+            if !self.fs.exists(&dir) {
+                self.fs
+                    .create_dir_all(&dir, 0o700)
+                    .map_err(|e| failed(format!("couldn't create a temporary directory: {e}")))?;
+                return Ok(dir);
+            }
+        }
+        Err(failed(
+            "couldn't create a temporary directory: too many names taken",
+        ))
+    }
+
+    /// Upstream's `CreateTimestampDirForKubeadm`.
+    fn timestamp_dir(&self, name: &str) -> Result<PathBuf, StaticPodUpgradeError> {
+        let root = self.tmp_root();
+        let dir = root.join(format!("{name}-{}", timestamp(self.now)));
+        self.fs
+            .create_dir_all(&dir, 0o700)
+            .map_err(|e| failed(format!("could not create timestamp directory: {e}")))?;
+        Ok(dir)
+    }
+
+    /// Upstream's `PerformStaticPodUpgrade`: the whole upgrade of this node's control plane.
+    pub fn perform(&self) -> Result<(), StaticPodUpgradeError> {
+        let external = self.cfg.cluster.etcd.external.is_some();
+        let temp = self.temp_dir("kubeadm-upgraded-manifests")?;
+        let backup_manifests = self.timestamp_dir("kubeadm-backup-manifests")?;
+        let backup_etcd = self.timestamp_dir("kubeadm-backup-etcd")?;
+        let paths = Paths {
+            real: self.kubernetes_dir.join("manifests"),
+            temp,
+            backup_manifests,
+            backup_etcd,
+            keep_etcd_backup: self.etcd_upgrade && !external,
+        };
+        self.control_plane(&paths)
+    }
+
+    /// Upstream's `StaticPodControlPlane`.
+    fn control_plane(&self, paths: &Paths) -> Result<(), StaticPodUpgradeError> {
+        let mut recover = Recover::new();
+        let started = Instant::now();
+        let mut hashes = BTreeMap::new();
+        for c in Component::ALL {
+            let hash = self.wait_for_single_hash(c.name())?;
+            hashes.insert(c.name(), hash);
+        }
+        let external = self.cfg.cluster.etcd.external.is_some();
+        let old_etcd = if external {
+            None
+        } else {
+            let cert_dir = Path::new(&self.cfg.cluster.certificates_dir);
+            let log = |m: &str| self.reporter.info(1, "etcd.go", m);
+            Some(
+                client_from_cluster(self.cluster, cert_dir, self.etcd, &log)
+                    .map_err(|e| failed(format!("failed to create etcd client: {e}")))?,
+            )
+        };
+        let renewer = self.renew_certs.then(|| Renewer::new(self));
+
+        if let Some(old_etcd) = &old_etcd
+            && self.etcd_upgrade
+        {
+            self.say("[upgrade/etcd] Upgrading to TLS for etcd");
+            match self.etcd(paths, renewer.as_ref(), &mut recover, &**old_etcd) {
+                Ok(()) => {}
+                Err(EtcdStep::Fatal(e)) => return Err(e),
+                Err(EtcdStep::NonFatal(e)) => {
+                    self.say(&format!(
+                        "[upgrade/etcd] Non fatal issue encountered during upgrade: {e}"
+                    ));
+                }
+            }
+        }
+
+        self.say(&format!(
+            "[upgrade/staticpods] Writing new Static Pod manifests to {:?}",
+            paths.temp.display().to_string()
+        ));
+        self.write_control_plane_manifests(&paths.temp)
+            .map_err(|e| failed(format!("error creating init static pod manifest files: {e}")))?;
+        for c in Component::ALL {
+            let before = hashes.get(c.name()).cloned().unwrap_or_default();
+            self.component(c.name(), renewer.as_ref(), paths, &before, &mut recover, false)?;
+        }
+
+        if let Some(r) = &renewer {
+            match r.renew("admin.conf") {
+                Ok(true) => {}
+                Ok(false) => self.say(
+                    "[upgrade/staticpods] External CA detected, admin.conf certificate can't be renewed",
+                ),
+                Err(e) => {
+                    return Err(self.rollback(
+                        &recover,
+                        format!("failed to upgrade the admin.conf certificates: {e}"),
+                        paths,
+                        false,
+                    ));
+                }
+            }
+        }
+        self.reporter.info(
+            1,
+            "staticpods.go",
+            &format!(
+                "[upgrade/staticpods] control plane upgraded in {:.1?}",
+                started.elapsed()
+            ),
+        );
+        // Best effort, as upstream: the temporary folder always, the etcd backup unless kept.
+        let mut errors = Vec::new();
+        if let Err(e) = self.fs.remove_all(&paths.temp) {
+            errors.push(e.to_string());
+        }
+        if !paths.keep_etcd_backup
+            && let Err(e) = self.fs.remove_all(&paths.backup_etcd)
+        {
+            errors.push(e.to_string());
+        }
+        match errors.as_slice() {
+            [] => Ok(()),
+            [one] => Err(failed(one)),
+            many => Err(failed(format!("[{}]", many.join(", ")))),
+        }
+    }
+
+    /// The three control-plane manifests, patched, into `dir` (upstream's
+    /// `CreateInitStaticPodManifestFiles`, which prints nothing but the patches it applies).
+    fn write_control_plane_manifests(&self, dir: &Path) -> Result<(), String> {
+        for c in Component::ALL {
+            let pod = manifests::control_plane_pod(
+                c,
+                &self.cfg.cluster,
+                &self.cfg.init.local_api_endpoint,
+                &self.cfg.resolved,
+                self.facts,
+            );
+            self.write_manifest(dir, pod)?;
+        }
+        Ok(())
+    }
+
+    fn write_manifest(&self, dir: &Path, pod: StaticPod) -> Result<(), String> {
+        for w in &pod.warnings {
+            self.reporter.warn("manifests.go", w);
+        }
+        let pod = match self.patches {
+            Some(pm) => {
+                if !self.patches_announced.replace(true) {
+                    for m in pm.messages() {
+                        self.say(m);
+                    }
+                }
+                let (patched, messages) = pm.patch_static_pod(&pod).map_err(|e| {
+                    format!(
+                        "failed to patch static Pod manifest file for {:?}: {}",
+                        pod.name,
+                        e.detailed()
+                    )
+                })?;
+                for m in messages {
+                    self.say(&m);
+                }
+                patched
+            }
+            None => pod,
+        };
+        let path = dir.join(format!("{}.yaml", pod.name));
+        self.fs
+            .create_dir_all(dir, 0o700)
+            .and_then(|()| self.fs.write(&path, pod.to_yaml().as_bytes(), 0o600))
+            .map_err(|e| {
+                format!(
+                    "failed to create static pod manifest file for {:?}: {e}",
+                    pod.name
+                )
+            })
+    }
+
+    /// Upstream's `performEtcdStaticPodUpgrade`.
+    fn etcd(
+        &self,
+        paths: &Paths,
+        renewer: Option<&Renewer<'_>>,
+        recover: &mut Recover,
+        old_etcd: &dyn Etcd,
+    ) -> Result<(), EtcdStep> {
+        let Some(local) = &self.cfg.cluster.etcd.local else {
+            return Err(EtcdStep::NonFatal(failed(
+                "external etcd detected, won't try to change any etcd state",
+            )));
+        };
+        check_cluster_health(old_etcd)
+            .map_err(|e| EtcdStep::Fatal(failed(format!("etcd cluster is not healthy: {e}"))))?;
+
+        let data_dir = PathBuf::from(&local.data_dir);
+        let backup = self.etcd_backup_copy(paths, &data_dir);
+        self.fs
+            .copy_dir(&data_dir, &backup)
+            .map_err(|e| EtcdStep::Fatal(failed(format!("failed to back up etcd data: {e}"))))?;
+
+        let desired = if local.image_tag.is_empty() {
+            let (v, warning) = kubeadm_core::images::etcd_version_for(&self.cfg.cluster.kubernetes_version)
+                .ok_or_else(|| {
+                    EtcdStep::Fatal(failed(format!(
+                        "failed to retrieve an etcd version for the target Kubernetes version: could not parse {:?} as version",
+                        self.cfg.cluster.kubernetes_version
+                    )))
+                })?;
+            if let Some(w) = warning {
+                self.reporter
+                    .warn("staticpods.go", &format!("[upgrade/etcd] {}", w.0));
+            }
+            v.to_string()
+        } else {
+            local.image_tag.replacen('_', "+", 1)
+        };
+        let desired_v = kubeadm_core::upgrade::version::SemanticVersion::parse(&desired).map_err(|e| {
+            EtcdStep::Fatal(failed(format!(
+                "failed to parse tag {:?} as a semantic version: {e}",
+                local.image_tag
+            )))
+        })?;
+        let current = self.running_etcd_tag(paths).map_err(|e| {
+            EtcdStep::Fatal(failed(format!(
+                "failed to retrieve the current etcd version: {e}"
+            )))
+        })?;
+        let current_v = kubeadm_core::upgrade::version::SemanticVersion::parse(&current).map_err(|e| {
+            EtcdStep::Fatal(failed(format!(
+                "failed comparing the current etcd version {current:?} to the desired one {desired:?}: {e}"
+            )))
+        })?;
+        if desired_v.less_than(&current_v) {
+            return Err(EtcdStep::NonFatal(failed(format!(
+                "the desired etcd version {desired:?} is older than the currently installed {current:?}. Skipping etcd upgrade"
+            ))));
+        }
+        let before = self.wait_for_single_hash(ETCD).map_err(EtcdStep::Fatal)?;
+        let pod = manifests::etcd_pod(
+            &self.cfg.cluster,
+            &self.cfg.init.local_api_endpoint,
+            self.node_name(),
+            &[],
+            &self.cfg.resolved,
+        )
+        .map_err(|e| {
+            EtcdStep::Fatal(failed(format!(
+                "error creating local etcd static pod manifest file: {e}"
+            )))
+        })?;
+        self.write_manifest(&paths.temp, pod).map_err(|e| {
+            EtcdStep::Fatal(failed(format!(
+                "error creating local etcd static pod manifest file: {e}"
+            )))
+        })?;
+
+        let pause = |d: Duration| self.cluster.pause(d);
+        let endpoints = old_etcd.endpoints();
+        if let Err(e) = self.component(ETCD, renewer, paths, &before, recover, true) {
+            self.say(&format!("[upgrade/etcd] Failed to upgrade etcd: {e}"));
+            self.say("[upgrade/etcd] Waiting for previous etcd to become available");
+            if let Err(wait) =
+                wait_for_cluster_available(old_etcd, &endpoints, ETCD_RETRIES, ETCD_RETRY_INTERVAL, &pause)
+            {
+                self.say(&format!(
+                    "[upgrade/etcd] Failed to healthcheck previous etcd: {wait}"
+                ));
+                self.say("[upgrade/etcd] Rolling back etcd data");
+                self.restore_etcd_data(&backup, &data_dir).map_err(|e| {
+                    EtcdStep::Fatal(failed(format!(
+                        "fatal error rolling back local etcd cluster datadir: {e}, the backup of etcd database is stored here:({})",
+                        paths.backup_etcd.display()
+                    )))
+                })?;
+                self.say("[upgrade/etcd] Etcd data rollback successful");
+                self.say("[upgrade/etcd] Waiting for previous etcd to become available");
+                if let Err(wait) = wait_for_cluster_available(
+                    old_etcd,
+                    &endpoints,
+                    ETCD_RETRIES,
+                    ETCD_RETRY_INTERVAL,
+                    &pause,
+                ) {
+                    self.say(&format!(
+                        "[upgrade/etcd] Failed to healthcheck previous etcd: {wait}"
+                    ));
+                    return Err(EtcdStep::Fatal(failed(format!(
+                        "fatal error rolling back local etcd cluster manifest, the backup of etcd database is stored here:({}): {wait}",
+                        paths.backup_etcd.display()
+                    ))));
+                }
+            }
+            self.say("[upgrade/etcd] Etcd was rolled back and is now available");
+            return Err(EtcdStep::Fatal(failed(format!(
+                "fatal error when trying to upgrade the etcd cluster, rolled the state back to pre-upgrade state: {e}"
+            ))));
+        }
+
+        // A new client: the upgraded members may answer on other URLs.
+        let cert_dir = Path::new(&self.cfg.cluster.certificates_dir);
+        let log = |m: &str| self.reporter.info(1, "etcd.go", m);
+        let new_etcd = client_from_cluster(self.cluster, cert_dir, self.etcd, &log)
+            .map_err(|e| EtcdStep::Fatal(failed(format!("fatal error creating etcd client: {e}"))))?;
+        self.say("[upgrade/etcd] Waiting for etcd to become available");
+        let new_endpoints = new_etcd.endpoints();
+        if let Err(wait) = wait_for_cluster_available(
+            &*new_etcd,
+            &new_endpoints,
+            ETCD_RETRIES,
+            ETCD_RETRY_INTERVAL,
+            &pause,
+        ) {
+            self.say(&format!("[upgrade/etcd] Failed to healthcheck etcd: {wait}"));
+            self.say("[upgrade/etcd] Rolling back etcd data");
+            self.restore_etcd_data(&backup, &data_dir).map_err(|e| {
+                EtcdStep::Fatal(failed(format!(
+                    "fatal error rolling back local etcd cluster datadir: {e}, the backup of etcd database is stored here:({})",
+                    paths.backup_etcd.display()
+                )))
+            })?;
+            self.say("[upgrade/etcd] Etcd data rollback successful");
+            self.say("[upgrade/etcd] Rolling back etcd manifest");
+            let _ = self.rollback(recover, wait.to_string(), paths, true);
+            self.say("[upgrade/etcd] Waiting for previous etcd to become available");
+            if let Err(again) =
+                wait_for_cluster_available(old_etcd, &endpoints, ETCD_RETRIES, ETCD_RETRY_INTERVAL, &pause)
+            {
+                self.say(&format!(
+                    "[upgrade/etcd] Failed to healthcheck previous etcd: {again}"
+                ));
+                return Err(EtcdStep::Fatal(failed(format!(
+                    "fatal error rolling back local etcd cluster manifest, the backup of etcd database is stored here:({}): {again}",
+                    paths.backup_etcd.display()
+                ))));
+            }
+            self.say("[upgrade/etcd] Etcd was rolled back and is now available");
+            return Err(EtcdStep::Fatal(failed(format!(
+                "fatal error upgrading local etcd cluster, rolled the state back to pre-upgrade state: {wait}"
+            ))));
+        }
+        Ok(())
+    }
+
+    /// Where the data folder's copy goes: inside the backup folder, under the data folder's own
+    /// name, where upstream's `cp -r` puts it.
+    fn etcd_backup_copy(&self, paths: &Paths, data_dir: &Path) -> PathBuf {
+        let name = data_dir
+            .file_name()
+            .map(|n| n.to_os_string())
+            .unwrap_or_else(|| "etcd".into());
+        paths.backup_etcd.join(name)
+    }
+
+    /// The data folder replaced by the backup copy (the current one moved aside first, then
+    /// removed once the copy is in place).
+    fn restore_etcd_data(&self, backup: &Path, data_dir: &Path) -> std::io::Result<()> {
+        let aside = data_dir.with_extension(format!("failed-{}", (self.random)() % 1_000_000));
+        let moved = self.fs.exists(data_dir);
+        if moved {
+            self.fs.rename(data_dir, &aside)?;
+        }
+        self.fs.copy_dir(backup, data_dir)?;
+        if moved {
+            self.fs.remove_all(&aside)?;
+        }
+        Ok(())
+    }
+
+    /// The running etcd's image tag, as a semantic version (`_` for `+`).
+    fn running_etcd_tag(&self, paths: &Paths) -> Result<String, String> {
+        let path = paths.real(ETCD);
+        let bytes = self.fs.read(&path).map_err(|e| {
+            format!(
+                "failed to read manifest for {:?}: {e}",
+                path.display().to_string()
+            )
+        })?;
+        let pod = parse_manifest(&bytes).map_err(|e| {
+            format!(
+                "failed to unmarshal manifest for {:?}: {e}",
+                path.display().to_string()
+            )
+        })?;
+        let image = pod
+            .pointer("/spec/containers/0/image")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let tag = image
+            .rsplit_once(':')
+            .filter(|(_, t)| !t.contains('/'))
+            .map(|(_, t)| t)
+            .unwrap_or("");
+        Ok(tag.replacen('_', "+", 1))
+    }
+
+    /// Upstream's `upgradeComponent`.
+    fn component(
+        &self,
+        component: &str,
+        renewer: Option<&Renewer<'_>>,
+        paths: &Paths,
+        before_hash: &str,
+        recover: &mut Recover,
+        is_etcd: bool,
+    ) -> Result<(), StaticPodUpgradeError> {
+        let started = Instant::now();
+        self.say(&format!(
+            "[upgrade/staticpods] Preparing for {component:?} upgrade"
+        ));
+        let current = paths.real(component);
+        let new = paths.temp(component);
+        let backup = paths.backup(component);
+        recover.insert(component.to_string(), backup.clone());
+
+        if self.manifests_equal(&current, &new)? {
+            self.say(&format!(
+                "[upgrade/staticpods] Current and new manifests of {component} are equal, skipping upgrade"
+            ));
+            return Ok(());
+        }
+        if let Some(r) = renewer
+            && let Err(e) = r.renew_for_component(component)
+        {
+            return Err(self.rollback(
+                recover,
+                format!("failed to renew certificates for component {component:?}: {e}"),
+                paths,
+                is_etcd,
+            ));
+        }
+        if let Err(e) = self.fs.rename(&current, &backup) {
+            return Err(self.rollback(recover, go_rename_error(&current, &backup, &e), paths, is_etcd));
+        }
+        if let Err(e) = self.fs.rename(&new, &current) {
+            return Err(self.rollback(recover, go_rename_error(&new, &current, &e), paths, is_etcd));
+        }
+        self.say(&format!(
+            "[upgrade/staticpods] Moved new manifest to {:?} and backed up old manifest to {:?}",
+            current.display().to_string(),
+            backup.display().to_string()
+        ));
+        self.say("[upgrade/staticpods] Waiting for the kubelet to restart the component");
+        self.say(&format!(
+            "[upgrade/staticpods] This might take a minute or longer depending on the component/version gap (timeout {})",
+            go_duration(self.timeout)
+        ));
+        let waited = self
+            .wait_for_hash_change(component, before_hash)
+            .and_then(|()| self.wait_for_pods_with_label(&format!("component={component}")));
+        if let Err(e) = waited {
+            return Err(self.rollback(recover, e, paths, is_etcd));
+        }
+        self.say(&format!(
+            "[upgrade/staticpods] Component {component:?} upgraded successfully!"
+        ));
+        self.reporter.info(
+            1,
+            "staticpods.go",
+            &format!(
+                "[upgrade/staticpods] {component} upgraded in {:.1?}",
+                started.elapsed()
+            ),
+        );
+        Ok(())
+    }
+
+    /// Upstream's `ManifestFilesAreEqual`: the two Pods are the same object.
+    fn manifests_equal(&self, a: &Path, b: &Path) -> Result<bool, StaticPodUpgradeError> {
+        let read = |p: &Path| {
+            let bytes = self.fs.read(p).map_err(|e| {
+                failed(format!(
+                    "failed to read manifest for {:?}: open {}: {}",
+                    p.display().to_string(),
+                    p.display(),
+                    kubeadm_api::gofmt::io_error(&e)
+                ))
+            })?;
+            parse_manifest(&bytes).map_err(|e| {
+                failed(format!(
+                    "failed to unmarshal manifest for {:?}: {e}",
+                    p.display().to_string()
+                ))
+            })
+        };
+        Ok(read(a)? == read(b)?)
+    }
+
+    /// Upstream's `rollbackOldManifests`: every backed-up manifest moved back (etcd's only when
+    /// `restore_etcd`); always an error, naming `cause` and what the rollback itself hit.
+    fn rollback(
+        &self,
+        recover: &Recover,
+        cause: String,
+        paths: &Paths,
+        restore_etcd: bool,
+    ) -> StaticPodUpgradeError {
+        let mut errors = vec![cause];
+        for (component, backup) in recover {
+            if component == ETCD && !restore_etcd {
+                continue;
+            }
+            let real = paths.real(component);
+            if let Err(e) = self.fs.rename(backup, &real) {
+                errors.push(go_rename_error(backup, &real, &e));
+            }
+        }
+        let all = if errors.len() == 1 {
+            errors.remove(0)
+        } else {
+            format!("[{}]", errors.join(", "))
+        };
+        failed(format!(
+            "couldn't upgrade control plane. kubeadm has tried to recover everything into the earlier state. Errors faced: {all}"
+        ))
+    }
+
+    /// Polls `check` every 500 ms until it answers or the timeout passes (on the wall clock, or
+    /// counted in pauses when pausing does not sleep, as with the fakes).
+    fn poll<T>(&self, mut check: impl FnMut() -> Option<T>) -> Option<T> {
+        let start = Instant::now();
+        let mut paused = Duration::ZERO;
+        loop {
+            if let Some(v) = check() {
+                return Some(v);
+            }
+            if start.elapsed() >= self.timeout || paused >= self.timeout {
+                return None;
+            }
+            self.cluster.pause(POLL_INTERVAL);
+            paused += POLL_INTERVAL;
+        }
+    }
+
+    fn mirror_pod_hash(&self, component: &str) -> Result<String, String> {
+        let node = self.node_name();
+        let pod = self
+            .cluster
+            .get(
+                &Resource::core("pods"),
+                "kube-system",
+                &format!("{component}-{node}"),
+            )
+            .map_err(|e| {
+                format!("failed to obtain static Pod hash for component {component} on Node {node}: {e}")
+            })?;
+        Ok(pod
+            .pointer("/metadata/annotations/kubernetes.io~1config.hash")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string())
+    }
+
+    /// Upstream's `WaitForStaticPodSingleHash`.
+    fn wait_for_single_hash(&self, component: &str) -> Result<String, StaticPodUpgradeError> {
+        let mut last = String::new();
+        self.poll(|| match self.mirror_pod_hash(component) {
+            Ok(h) => Some(h),
+            Err(e) => {
+                last = e;
+                None
+            }
+        })
+        .ok_or_else(|| failed(last.clone()))
+    }
+
+    /// Upstream's `WaitForStaticPodHashChange`.
+    fn wait_for_hash_change(&self, component: &str, before: &str) -> Result<(), String> {
+        let mut last: Option<String> = None;
+        let changed = self.poll(|| match self.mirror_pod_hash(component) {
+            Err(e) => {
+                last = Some(e);
+                None
+            }
+            Ok(h) => {
+                last = None;
+                (h != before).then_some(())
+            }
+        });
+        match (changed, last) {
+            (Some(()), _) => Ok(()),
+            (None, Some(e)) => Err(e),
+            (None, None) => Err(format!(
+                "static Pod hash for component {component} on Node {} did not change after {}: timed out waiting for the condition",
+                self.node_name(),
+                go_duration(self.timeout)
+            )),
+        }
+    }
+
+    /// Upstream's `WaitForPodsWithLabel`: every Pod with the label Running.
+    fn wait_for_pods_with_label(&self, selector: &str) -> Result<(), String> {
+        let mut last_count: Option<usize> = None;
+        let options = ListOptions {
+            label_selector: selector.to_string(),
+            ..ListOptions::default()
+        };
+        self.poll(|| {
+            let pods = match self
+                .cluster
+                .list(&Resource::core("pods"), "kube-system", &options)
+            {
+                Ok(p) => p,
+                Err(e) => {
+                    self.say(&format!(
+                        "[apiclient] Error getting Pods with label selector {selector:?} [{e}]"
+                    ));
+                    return None;
+                }
+            };
+            if last_count != Some(pods.len()) {
+                self.say(&format!(
+                    "[apiclient] Found {} Pods for label selector {selector}",
+                    pods.len()
+                ));
+                last_count = Some(pods.len());
+            }
+            let running = !pods.is_empty()
+                && pods
+                    .iter()
+                    .all(|p| p.pointer("/status/phase").and_then(Value::as_str) == Some("Running"));
+            running.then_some(())
+        })
+        .ok_or_else(|| "timed out waiting for the condition".to_string())
+    }
+}
+
+/// What the etcd step ended with (upstream's `fatal` flag).
+enum EtcdStep {
+    /// Stops the upgrade.
+    Fatal(StaticPodUpgradeError),
+    /// Printed; the control plane is upgraded anyway.
+    NonFatal(StaticPodUpgradeError),
+}
+
+/// Go's `*os.LinkError` text for a failed rename.
+fn go_rename_error(from: &Path, to: &Path, e: &std::io::Error) -> String {
+    format!(
+        "rename {} {}: {}",
+        from.display(),
+        to.display(),
+        kubeadm_api::gofmt::io_error(e)
+    )
+}
+
+fn parse_manifest(bytes: &[u8]) -> Result<Value, String> {
+    let text = String::from_utf8_lossy(bytes);
+    kubeadm_yaml::parse_documents(&text)
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .next()
+        .map(|d| d.value)
+        .ok_or_else(|| "empty manifest".to_string())
+}
+
+/// Upstream's renewal manager as the upgrade uses it: `RenewUsingLocalCA` by name.
+struct Renewer<'a> {
+    up: &'a StaticPodUpgrade<'a>,
+    handlers: Vec<Handler>,
+}
+
+impl<'a> Renewer<'a> {
+    fn new(up: &'a StaticPodUpgrade<'a>) -> Self {
+        let cert_dir = Path::new(&up.cfg.cluster.certificates_dir);
+        let etcd = kubeadm_phases_pki_etcd_mode(up.cfg);
+        Self {
+            up,
+            handlers: handlers(&up.kubernetes_dir, cert_dir, &etcd),
+        }
+    }
+
+    /// Renews one certificate; `Ok(false)` when its CA is external.
+    fn renew(&self, name: &str) -> Result<bool, String> {
+        let h = self
+            .handlers
+            .iter()
+            .find(|h| h.name == name)
+            .ok_or_else(|| format!("{name} is not a known certificate"))?;
+        let alg = crate::init::pki::pki_inputs(self.up.cfg).key_algorithm;
+        let key = crate::init::pki::KeyPool::default()
+            .take(self.up.keygen, alg)
+            .map_err(|e| e.to_string())?;
+        let cert_dir = Path::new(&self.up.cfg.cluster.certificates_dir);
+        renew_using_local_ca(self.up.fs, h, cert_dir, &key, self.up.now, (self.up.random)())
+            .map_err(|e| e.to_string())
+    }
+
+    /// Upstream's `renewCertsByComponent`.
+    fn renew_for_component(&self, component: &str) -> Result<(), String> {
+        let local = self.up.cfg.cluster.etcd.local.is_some();
+        let names: Vec<&str> = match component {
+            ETCD if local => vec!["etcd-server", "etcd-peer", "etcd-healthcheck-client"],
+            "kube-apiserver" => {
+                let mut n = vec!["apiserver", "apiserver-kubelet-client", "front-proxy-client"];
+                if local {
+                    n.push("apiserver-etcd-client");
+                }
+                n
+            }
+            "kube-controller-manager" => vec!["controller-manager.conf"],
+            "kube-scheduler" => vec!["scheduler.conf"],
+            _ => vec![],
+        };
+        for name in names {
+            self.up
+                .say(&format!("[upgrade/staticpods] Renewing {name} certificate"));
+            if !self.renew(name)? {
+                self.up.say(&format!(
+                    "[upgrade/staticpods] External CA detected, {name} certificate can't be renewed"
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The etcd mode the renewal table is built for.
+fn kubeadm_phases_pki_etcd_mode(cfg: &InitConfig) -> EtcdMode {
+    crate::init::pki::pki_inputs(cfg).etcd
+}
+
+/// Upstream's `DryRunStaticPodUpgrade`: the three new manifests written to the dry-run file system
+/// and printed as if in the manifests folder.
+pub fn dry_run(
+    cfg: &InitConfig,
+    fs: &dyn Fs,
+    patches: Option<&PatchManager>,
+    facts: &ManifestHostFacts,
+    kubernetes_dir: &Path,
+    reporter: &dyn Reporter,
+) -> Result<(), StaticPodUpgradeError> {
+    let dir = kubernetes_dir.join("tmp/kubeadm-upgrade-dryrun");
+    if let Some(pm) = patches {
+        for m in pm.messages() {
+            reporter.out(&format!("{m}\n"));
+        }
+    }
+    for c in Component::ALL {
+        let pod = manifests::control_plane_pod(
+            c,
+            &cfg.cluster,
+            &cfg.init.local_api_endpoint,
+            &cfg.resolved,
+            facts,
+        );
+        for w in &pod.warnings {
+            reporter.warn("manifests.go", w);
+        }
+        let pod = match patches {
+            Some(pm) => {
+                let (patched, messages) = pm.patch_static_pod(&pod).map_err(|e| {
+                    failed(format!(
+                        "failed to patch static Pod manifest file for {:?}: {}",
+                        pod.name,
+                        e.detailed()
+                    ))
+                })?;
+                for m in messages {
+                    reporter.out(&format!("{m}\n"));
+                }
+                patched
+            }
+            None => pod,
+        };
+        fs.write(
+            &dir.join(format!("{}.yaml", pod.name)),
+            pod.to_yaml().as_bytes(),
+            0o600,
+        )
+        .map_err(|e| {
+            failed(format!(
+                "failed to create static pod manifest file for {:?}: {e}",
+                pod.name
+            ))
+        })?;
+    }
+    for c in Component::ALL {
+        let file = format!("{}.yaml", c.name());
+        crate::dry_run::print_file(
+            fs,
+            reporter,
+            &dir.join(&file),
+            &kubernetes_dir.join("manifests").join(&file),
+        );
+    }
+    Ok(())
+}
+
+/// The key algorithm of renewed certificates (kept for callers that pre-generate keys).
+pub fn renewal_key_algorithm(cfg: &InitConfig) -> KeyAlgorithm {
+    crate::init::pki::pki_inputs(cfg).key_algorithm
+}
