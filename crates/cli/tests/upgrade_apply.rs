@@ -31,13 +31,13 @@ struct Outcome {
     code: i32,
 }
 
-/// Runs `bin --rootfs <root> upgrade apply <args>` with `stdin` as its input.
-fn apply(bin: &Path, root: &Path, args: &[&str], stdin: &str) -> (Outcome, String) {
+/// Runs `bin --rootfs <root> upgrade <args>` (`apply …` or `node …`) with `stdin` as its input.
+fn upgrade(bin: &Path, root: &Path, args: &[&str], stdin: &str) -> (Outcome, String) {
     use std::io::Write;
     let mut child = Command::new(bin)
         .arg("--rootfs")
         .arg(root)
-        .args(["upgrade", "apply"])
+        .arg("upgrade")
         .args(args)
         .env_clear()
         .env("PATH", "/usr/sbin:/usr/bin:/sbin:/bin")
@@ -135,14 +135,22 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// `upgrade apply <args>` by both.
 fn compare(server: &ApiServer, args: &[&str], stdin: &str) -> usize {
+    let mut all = vec!["apply"];
+    all.extend_from_slice(args);
+    compare_upgrade(server, &all, stdin)
+}
+
+/// `upgrade <args>` by both: the same output and exit code, and ours changes nothing.
+fn compare_upgrade(server: &ApiServer, args: &[&str], stdin: &str) -> usize {
     let root = server.root();
-    let (theirs, theirs_err) = apply(&upstream_kubeadm(), &root, args, stdin);
+    let (theirs, theirs_err) = upgrade(&upstream_kubeadm(), &root, args, stdin);
     wait_job_gone(server);
     // Taken after upstream's run: its dry run leaves the kubelet's configuration behind in
     // /etc/kubernetes/tmp/kubeadm-upgrade-dryrun*/ (ours writes nothing at all).
     let before = state(server);
-    let (mine, mine_err) = apply(&ours(), &root, args, stdin);
+    let (mine, mine_err) = upgrade(&ours(), &root, args, stdin);
     wait_job_gone(server);
     if std::env::var_os("UPGRADE_APPLY_PROBE").is_some() {
         eprintln!(
@@ -229,7 +237,31 @@ fn dry_run_prints_what_upstream_prints_and_changes_nothing() {
     ] {
         n += compare(&server, args, "");
     }
-    assert_eq!(n, 3);
+    // The same node's `upgrade node`, as on a second control plane: its configuration from the
+    // cluster (with `k8s.gcr.io` read as `registry.k8s.io`, not written back), the image pull
+    // announced, the new manifests and the kubelet's configuration printed.
+    for args in [
+        &["node", "--dry-run"][..],
+        &["node", "--dry-run", "--patches", "/patches"],
+        &[
+            "node",
+            "phase",
+            "control-plane",
+            "--dry-run",
+            "--etcd-upgrade=false",
+        ],
+        &[
+            "node",
+            "phase",
+            "kubelet-config",
+            "--dry-run",
+            "--patches",
+            "/patches",
+        ],
+    ] {
+        n += compare_upgrade(&server, args, "");
+    }
+    assert_eq!(n, 7);
 }
 
 #[test]

@@ -233,6 +233,7 @@ pub(crate) fn run(inv: &Invocation<'_>, _: &mut Output) -> Result<(), CommandErr
             &cfg,
             &*fs,
             patches.as_ref(),
+            true,
             &facts,
             Path::new(KUBERNETES_DIR),
             &rep,

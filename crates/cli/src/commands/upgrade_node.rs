@@ -3,19 +3,21 @@
 //! reads under `--dry-run`, the cluster's configuration with `k8s.gcr.io` read as `registry.k8s.io`
 //! and not written back) and runs the workflow.
 //!
-//! Only worker nodes are upgraded: on a node with a kube-apiserver manifest the command says that a
-//! control-plane `upgrade node` is not implemented yet, before it touches anything.
+//! A node with a kube-apiserver manifest is a control-plane node: its configuration is read whole
+//! from the cluster (its registration from its Node, its API endpoint from its API server Pod, the
+//! component configurations from their ConfigMaps), and its static pods are upgraded.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use kubeadm_api::validation::validate_ignore_preflight_errors;
-use kubeadm_core::layout::{APISERVER_MANIFEST, KUBELET_CONF, Layout};
+use kubeadm_core::layout::{APISERVER_MANIFEST, KUBELET_CONF, KUBERNETES_DIR, Layout};
 use kubeadm_effects::cluster::{Cluster, DryRunCluster};
 use kubeadm_effects::cri::DEFAULT_CRI_SOCKET;
 use kubeadm_effects::report::Reporter;
 use kubeadm_host::cluster::KubeCluster;
 use kubeadm_phases::NodeData;
+use kubeadm_phases::upgrade::node::ControlPlaneTools;
 
 use crate::cobra::execute::Invocation;
 use crate::error::CommandError;
@@ -48,11 +50,7 @@ fn context(inv: &Invocation<'_>) -> Result<NodeData, CommandError> {
     } else {
         KUBELET_CONF.to_string()
     };
-    if crate::setup::stat_ok(Path::new(APISERVER_MANIFEST)) {
-        return Err(CommandError::NotImplemented(
-            "kubeadm upgrade node (on a control-plane node)".into(),
-        ));
-    }
+    let is_control_plane = crate::setup::stat_ok(Path::new(APISERVER_MANIFEST));
     let cluster = client(inv, Path::new(&kubeconfig), dry_run).map_err(|e| {
         CommandError::Failed(format!(
             "couldn't create a Kubernetes client from file {kubeconfig:?}: {e}"
@@ -60,8 +58,13 @@ fn context(inv: &Invocation<'_>) -> Result<NodeData, CommandError> {
     })?;
 
     let host = crate::setup::host_facts::gather();
-    let mut cfg = kubeadm_phases::fetch_new_node_config(&*cluster, &host, &rep, "upgrade")
-        .map_err(|e| CommandError::Failed(e.to_string()))?;
+    let fs = crate::setup::fs(dry_run);
+    let mut cfg = if is_control_plane {
+        control_plane_config(&*cluster, &*fs, &host, &rep)?
+    } else {
+        kubeadm_phases::fetch_new_node_config(&*cluster, &host, &rep, "upgrade")
+            .map_err(|e| CommandError::Failed(e.to_string()))?
+    };
     // 1.25 reads the legacy registry as the new one; only `upgrade apply` writes that back.
     if cfg.cluster.image_repository == LEGACY_REPOSITORY {
         cfg.cluster.image_repository = REPOSITORY.to_string();
@@ -74,7 +77,6 @@ fn context(inv: &Invocation<'_>) -> Result<NodeData, CommandError> {
     .map_err(|e| CommandError::Validation(e.to_string()))?;
     cfg.init.node_registration.ignore_preflight_errors = ignore.iter().cloned().collect();
 
-    let fs = crate::setup::fs(dry_run);
     let patches_dir = f.string("patches");
     // Read now, used (and any error reported) by the phase that applies them, as upstream reads
     // them there.
@@ -86,12 +88,33 @@ fn context(inv: &Invocation<'_>) -> Result<NodeData, CommandError> {
             crate::commands::patches::read_patch_dir(&*fs, &patches_dir),
         ))
     };
-    let runtime =
-        crate::setup::runtime(DEFAULT_CRI_SOCKET).map_err(|e| CommandError::Failed(e.to_string()))?;
+    let socket = if is_control_plane {
+        cfg.init.node_registration.cri_socket.clone()
+    } else {
+        DEFAULT_CRI_SOCKET.to_string()
+    };
+    let runtime = crate::setup::runtime(&socket).map_err(|e| CommandError::Failed(e.to_string()))?;
+    let external_ca = kubeadm_phases::upgrade::diff::using_external_ca(
+        &*fs,
+        &*crate::setup::host_probe(),
+        Path::new(&cfg.cluster.certificates_dir),
+        crate::setup::unix_now(),
+    );
+    let control_plane = ControlPlaneTools {
+        // Phase commands have only the flags they inherit; the others keep upstream's defaults.
+        etcd_upgrade: f.value("etcd-upgrade").is_none() || f.bool("etcd-upgrade"),
+        renew_certs: f.value("certificate-renewal").is_none() || f.bool("certificate-renewal"),
+        kubernetes_dir: PathBuf::from(KUBERNETES_DIR),
+        etcd: crate::setup::etcd_connector(),
+        keygen: crate::setup::keygen(),
+        facts: crate::setup::manifest_host_facts(external_ca),
+        now: crate::setup::unix_now(),
+        random: rand::random::<u64>,
+    };
     Ok(NodeData {
         cfg,
         dry_run,
-        is_control_plane: false,
+        is_control_plane,
         cluster,
         kubeconfig_path: PathBuf::from(kubeconfig),
         patches,
@@ -101,7 +124,40 @@ fn context(inv: &Invocation<'_>) -> Result<NodeData, CommandError> {
         host_probe: crate::setup::host_probe(),
         runtime: Box::new(runtime),
         reporter: Box::new(rep),
+        control_plane,
+        patches_announced: false,
     })
+}
+
+/// Upstream's `FetchInitConfigurationFromCluster` for a control-plane node: everything, this node's
+/// registration and API endpoint included.
+fn control_plane_config(
+    cluster: &dyn Cluster,
+    fs: &dyn kubeadm_effects::fs::Fs,
+    host: &kubeadm_api::dynamic::HostFacts,
+    rep: &dyn Reporter,
+) -> Result<kubeadm_api::internal::InitConfig, CommandError> {
+    rep.out("[upgrade] Reading configuration from the cluster...\n");
+    rep.out("[upgrade] FYI: You can look at this config file with 'kubectl -n kube-system get cm kubeadm-config -o yaml'\n");
+    let mut token = || kubeadm_api::v1beta3::BootstrapTokenString::generate(rand::random::<u8>);
+    let mut inputs = kubeadm_api::dynamic::DynamicInputs {
+        host,
+        new_token: &mut token,
+        fetch_version: &kubeadm_api::version::offline,
+    };
+    let mut warnings = Vec::new();
+    let fetched = kubeadm_phases::reset::cluster::fetch_init_config_with_components(
+        cluster,
+        fs,
+        Path::new(KUBELET_CONF),
+        &mut inputs,
+        &mut warnings,
+    );
+    kubeadm_phases::log_config_warnings(rep, &warnings);
+    let cfg = fetched
+        .map_err(|e| CommandError::Failed(format!("unable to fetch the kubeadm-config ConfigMap: {e}")))?;
+    kubeadm_phases::log_config_warnings(rep, &cfg.warnings);
+    Ok(cfg)
 }
 
 /// Upstream's `getClient`: the kubeconfig's client, or in a dry run a decorator over it that

@@ -880,17 +880,19 @@ fn kubeadm_phases_pki_etcd_mode(cfg: &InitConfig) -> EtcdMode {
 }
 
 /// Upstream's `DryRunStaticPodUpgrade`: the three new manifests written to the dry-run file system
-/// and printed as if in the manifests folder.
+/// and printed as if in the manifests folder. `announce_patches`: print the patch folder's reading
+/// (upstream does where it first reads it).
 pub fn dry_run(
     cfg: &InitConfig,
     fs: &dyn Fs,
     patches: Option<&PatchManager>,
+    announce_patches: bool,
     facts: &ManifestHostFacts,
     kubernetes_dir: &Path,
     reporter: &dyn Reporter,
 ) -> Result<(), StaticPodUpgradeError> {
     let dir = kubernetes_dir.join("tmp/kubeadm-upgrade-dryrun");
-    if let Some(pm) = patches {
+    if let Some(pm) = patches.filter(|_| announce_patches) {
         for m in pm.messages() {
             reporter.out(&format!("{m}\n"));
         }

@@ -1,17 +1,72 @@
 //! The `control-plane` phase of `kubeadm upgrade node` (upstream's
-//! `cmd/phases/upgrade/node/controlplane.go`): nothing on a worker; the static-pod upgrade of a
-//! control-plane node is not implemented yet and says so.
+//! `cmd/phases/upgrade/node/controlplane.go`): nothing on a worker; on a control-plane node, the
+//! static-pod upgrade `upgrade apply` runs (etcd first, with backups and rollback), to the version
+//! the cluster's configuration now names, or in a dry run the new manifests printed.
 
 use kubeadm_workflow::PhaseError;
 
-use crate::NotImplemented;
 use crate::upgrade::node::NodeData;
+use crate::upgrade::staticpods::{self, StaticPodUpgrade, StaticPodUpgradeError, UPGRADE_MANIFEST_TIMEOUT};
 
-/// Upstream's `runControlPlane`: nothing on a worker.
+/// The static-pod upgrade failed (upstream's wrapping).
+#[derive(Debug, thiserror::Error)]
+#[error("couldn't complete the static pod upgrade: {0}")]
+struct StaticPodsError(#[source] StaticPodUpgradeError);
+
+/// Upstream's `runControlPlane`.
 pub(crate) fn run_control_plane(data: &mut NodeData) -> Result<(), PhaseError> {
-    if data.is_control_plane {
-        return Err(Box::new(NotImplemented));
+    if !data.is_control_plane {
+        data.say("[upgrade] Skipping phase. Not a control plane node.");
+        return Ok(());
     }
-    data.say("[upgrade] Skipping phase. Not a control plane node.");
+    data.say(&format!(
+        "[upgrade] Upgrading your Static Pod-hosted control plane instance to version {:?}...",
+        data.cfg.cluster.kubernetes_version
+    ));
+    // Upstream announces the patch folder where it first reads it: here, for the later phases.
+    let announced = std::mem::replace(&mut data.patches_announced, data.patches.is_some());
+    let patches = match &data.patches {
+        Some((_, Ok(pm))) => Some(pm),
+        Some((_, Err(e))) => {
+            return Err(Box::new(StaticPodsError(StaticPodUpgradeError(format!(
+                "error creating init static pod manifest files: {}",
+                e.detailed()
+            )))));
+        }
+        None => None,
+    };
+    let tools = &data.control_plane;
+    if data.dry_run {
+        staticpods::dry_run(
+            &data.cfg,
+            &*data.fs,
+            patches,
+            !announced,
+            &tools.facts,
+            &tools.kubernetes_dir,
+            &*data.reporter,
+        )?;
+        return Ok(());
+    }
+    StaticPodUpgrade {
+        cfg: &data.cfg,
+        kubernetes_dir: tools.kubernetes_dir.clone(),
+        fs: &*data.fs,
+        cluster: &*data.cluster,
+        etcd: &tools.etcd,
+        patches,
+        facts: &tools.facts,
+        etcd_upgrade: tools.etcd_upgrade,
+        renew_certs: tools.renew_certs,
+        keygen: &*tools.keygen,
+        timeout: UPGRADE_MANIFEST_TIMEOUT,
+        now: tools.now,
+        random: tools.random,
+        reporter: &*data.reporter,
+        patches_announced: announced.into(),
+    }
+    .perform()
+    .map_err(StaticPodsError)?;
+    data.say("[upgrade] The control plane instance for this node was successfully updated!");
     Ok(())
 }

@@ -5,12 +5,16 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use kubeadm_api::internal::InitConfig;
+use kubeadm_core::manifests::ManifestHostFacts;
 use kubeadm_core::patches::{PatchError, PatchManager};
 use kubeadm_effects::cluster::Cluster;
 use kubeadm_effects::cri::Runtime;
 use kubeadm_effects::fs::Fs;
 use kubeadm_effects::host_probe::HostProbe;
+use kubeadm_effects::keygen::KeyGen;
 use kubeadm_effects::report::Reporter;
+
+use crate::etcd_cluster::EtcdConnector;
 
 /// What the `upgrade node` phases work from (upstream's `nodeData`).
 pub struct NodeData {
@@ -38,6 +42,40 @@ pub struct NodeData {
     pub runtime: Box<dyn Runtime>,
     /// Where output goes.
     pub reporter: Box<dyn Reporter>,
+    /// What only a control-plane node's upgrade uses.
+    pub control_plane: ControlPlaneTools,
+    /// Whether a phase already printed the `--patches` folder's reading (upstream reads it once).
+    pub patches_announced: bool,
+}
+
+/// What the `control-plane` phase of a control-plane node works with, beyond the rest.
+pub struct ControlPlaneTools {
+    /// `--etcd-upgrade`.
+    pub etcd_upgrade: bool,
+    /// `--certificate-renewal`.
+    pub renew_certs: bool,
+    /// `/etc/kubernetes`.
+    pub kubernetes_dir: PathBuf,
+    /// Opens etcd clients.
+    pub etcd: EtcdConnector,
+    /// Generates the keys of renewed certificates.
+    pub keygen: Box<dyn KeyGen>,
+    /// Facts about the host the manifests depend on.
+    pub facts: ManifestHostFacts,
+    /// Now, Unix seconds.
+    pub now: i64,
+    /// Random values (temporary folder names, serial numbers).
+    pub random: fn() -> u64,
+}
+
+impl std::fmt::Debug for ControlPlaneTools {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ControlPlaneTools")
+            .field("etcd_upgrade", &self.etcd_upgrade)
+            .field("renew_certs", &self.renew_certs)
+            .field("kubernetes_dir", &self.kubernetes_dir)
+            .finish_non_exhaustive()
+    }
 }
 
 impl std::fmt::Debug for NodeData {

@@ -69,8 +69,11 @@ pub(crate) fn run_kubelet_config(data: &mut NodeData) -> Result<(), PhaseError> 
         .ok_or(KubeletConfigError::NoKubeletConfig)?;
     let patches = match &data.patches {
         Some((_, Ok(pm))) => {
-            for m in pm.messages() {
-                data.say(m);
+            // Upstream announces the folder once per run, where it first reads it.
+            if !data.patches_announced {
+                for m in pm.messages() {
+                    data.say(m);
+                }
             }
             Some(pm)
         }
@@ -83,14 +86,23 @@ pub(crate) fn run_kubelet_config(data: &mut NodeData) -> Result<(), PhaseError> 
         }
         None => None,
     };
-    // Upstream writes into a temporary folder in a dry run and prints that folder's path here;
-    // the dry-run overlay keeps the real path, which is also the one printed below.
-    let (path, text) = crate::kubelet::config_file(kc, patches, &data.kubelet_dir, &|l| data.say(l))
+    // A dry run writes into a temporary folder, as upstream (only in the dry-run overlay here),
+    // names that file, and prints it as if in its real place.
+    let dir = if data.dry_run {
+        let tools = &data.control_plane;
+        tools.kubernetes_dir.join(format!(
+            "tmp/kubeadm-upgrade-dryrun{}",
+            (tools.random)() % 10_000_000_000
+        ))
+    } else {
+        data.kubelet_dir.clone()
+    };
+    let (path, text) = crate::kubelet::config_file(kc, patches, &dir, &|l| data.say(l))
         .map_err(KubeletConfigError::Patch)?;
     data.fs
-        .create_dir_all(&data.kubelet_dir, 0o700)
+        .create_dir_all(&dir, 0o700)
         .map_err(|source| KubeletConfigError::Dir {
-            path: data.kubelet_dir.display().to_string(),
+            path: dir.display().to_string(),
             source,
         })?;
     data.fs
@@ -101,16 +113,8 @@ pub(crate) fn run_kubelet_config(data: &mut NodeData) -> Result<(), PhaseError> 
         })?;
 
     if data.dry_run {
-        let mut shown = format!(
-            "[dryrun] Would write file {:?} with content:\n",
-            path.display().to_string()
-        );
-        for line in text.lines() {
-            shown.push('\t');
-            shown.push_str(line);
-            shown.push('\n');
-        }
-        data.reporter.out(&shown);
+        let shown = data.kubelet_dir.join("config.yaml");
+        crate::dry_run::print_file(&*data.fs, &*data.reporter, &path, &shown);
         return Ok(());
     }
 

@@ -2,8 +2,9 @@
 //! generated phase tree ([`tree`]), the data its phases share ([`NodeData`]) and one file per phase.
 //!
 //! On a worker: `preflight` checks for root and skips the image pull, `control-plane` says it has
-//! nothing to do, `kubelet-config` rewrites the kubelet's configuration from the cluster. The
-//! static-pod upgrade of a control-plane node is not implemented yet; its phases say so.
+//! nothing to do, `kubelet-config` rewrites the kubelet's configuration from the cluster. On a
+//! control-plane node, `preflight` pulls the control-plane images and `control-plane` runs the
+//! static-pod upgrade of [`crate::upgrade::staticpods`].
 
 pub mod tree;
 
@@ -12,7 +13,7 @@ mod data;
 mod kubelet_config;
 mod preflight;
 
-pub use data::NodeData;
+pub use data::{ControlPlaneTools, NodeData};
 pub use kubelet_config::KubeletConfigError;
 
 use kubeadm_workflow::Workflow;
