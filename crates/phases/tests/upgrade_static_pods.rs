@@ -1,0 +1,368 @@
+//! The static-pod upgrade of `upgrade apply` and `upgrade node` on the fakes, with a stand-in for the
+//! kubelet: the mirror Pod of each component carries a hash of the manifest on disk (as the kubelet's
+//! `kubernetes.io/config.hash` does), or, for a kubelet that never picks the new manifest up, the
+//! hash it had before. Real manifests on a temp dir; the API server and etcd are fakes; the waits
+//! run on the fakes' virtual clock.
+//!
+//! Shown here: a v1.25.15 → v1.25.16 upgrade swaps the three control-plane manifests, backs up the
+//! old ones and etcd's data, skips etcd whose manifest does not change, and cleans the temporary
+//! folder; a component whose new Pod never comes is rolled back with every manifest moved so far,
+//! and upstream's error says so; a bad patch leaves the running manifests untouched.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use kubeadm_api::internal::InitConfig;
+use kubeadm_core::manifests::{self, Component, ManifestHostFacts};
+use kubeadm_effects::cluster::{Cluster, ClusterError, ListOptions, PatchType, Propagation, Resource};
+use kubeadm_effects::etcd::Etcd;
+use kubeadm_host::fs::RealFs;
+use kubeadm_phases::etcd_cluster::EtcdConnector;
+use kubeadm_phases::upgrade::staticpods::StaticPodUpgrade;
+use kubeadm_testkit::fakes::{FakeCluster, FakeEtcd, started_member};
+use serde_json::{Value, json};
+
+mod common;
+use common::{Captured, load_config};
+
+const NODE: &str = "node1";
+
+fn config(version: &str, data_dir: &Path) -> InitConfig {
+    load_config(&format!(
+        "apiVersion: kubeadm.k8s.io/v1beta3
+kind: InitConfiguration
+localAPIEndpoint:
+  advertiseAddress: 192.0.2.2
+nodeRegistration:
+  name: {NODE}
+---
+apiVersion: kubeadm.k8s.io/v1beta3
+kind: ClusterConfiguration
+kubernetesVersion: {version}
+etcd:
+  local:
+    dataDir: {}
+",
+        data_dir.display()
+    ))
+}
+
+/// The kubelet as far as the upgrade sees it: GETs of a mirror Pod answer with the hash of its
+/// manifest on disk (when `follows` is true; otherwise always the first hash seen), LISTs show
+/// every mirror Pod Running. Everything else goes to the fake API server.
+struct Kubelet {
+    api: FakeCluster,
+    manifests: PathBuf,
+    follows: bool,
+    first: std::sync::Mutex<std::collections::BTreeMap<String, String>>,
+}
+
+impl Kubelet {
+    fn hash(&self, component: &str) -> String {
+        let now = std::fs::read(self.manifests.join(format!("{component}.yaml")))
+            .map(|b| format!("{:x}", md5_like(&b)))
+            .unwrap_or_default();
+        let mut first = self.first.lock().expect("lock");
+        let seen = first.entry(component.to_string()).or_insert_with(|| now.clone());
+        if self.follows { now } else { seen.clone() }
+    }
+    fn pod(&self, component: &str) -> Value {
+        json!({
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {
+                "name": format!("{component}-{NODE}"), "namespace": "kube-system",
+                "labels": {"component": component, "tier": "control-plane"},
+                "annotations": {
+                    "kubernetes.io/config.hash": self.hash(component),
+                    "kubeadm.kubernetes.io/etcd.advertise-client-urls": "https://192.0.2.2:2379",
+                },
+            },
+            "status": {"phase": "Running"},
+        })
+    }
+}
+
+/// A content hash good enough to tell manifests apart (FNV-1a).
+fn md5_like(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf29ce484222325, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x100000001b3)
+    })
+}
+
+impl Cluster for Kubelet {
+    fn get(&self, resource: &Resource, namespace: &str, name: &str) -> Result<Value, ClusterError> {
+        if *resource == Resource::core("pods")
+            && let Some(component) = name.strip_suffix(&format!("-{NODE}"))
+        {
+            self.api.get(resource, namespace, name).ok();
+            return Ok(self.pod(component));
+        }
+        self.api.get(resource, namespace, name)
+    }
+    fn list(
+        &self,
+        resource: &Resource,
+        namespace: &str,
+        options: &ListOptions,
+    ) -> Result<Vec<Value>, ClusterError> {
+        if *resource == Resource::core("pods") {
+            let component = options
+                .label_selector
+                .split(',')
+                .find_map(|s| s.strip_prefix("component="))
+                .unwrap_or("etcd");
+            return Ok(vec![self.pod(component)]);
+        }
+        self.api.list(resource, namespace, options)
+    }
+    fn create(&self, resource: &Resource, object: &Value) -> Result<Value, ClusterError> {
+        self.api.create(resource, object)
+    }
+    fn update(&self, resource: &Resource, object: &Value) -> Result<Value, ClusterError> {
+        self.api.update(resource, object)
+    }
+    fn patch(
+        &self,
+        r: &Resource,
+        ns: &str,
+        name: &str,
+        t: PatchType,
+        p: &Value,
+    ) -> Result<Value, ClusterError> {
+        self.api.patch(r, ns, name, t, p)
+    }
+    fn delete(&self, r: &Resource, ns: &str, name: &str, p: Option<Propagation>) -> Result<(), ClusterError> {
+        self.api.delete(r, ns, name, p)
+    }
+    fn healthy(&self) -> Result<bool, ClusterError> {
+        self.api.healthy()
+    }
+    fn pause(&self, d: Duration) {
+        self.api.pause(d);
+    }
+}
+
+struct Node {
+    dir: tempfile::TempDir,
+    data_dir: PathBuf,
+}
+
+impl Node {
+    fn kubernetes_dir(&self) -> PathBuf {
+        self.dir.path().join("etc/kubernetes")
+    }
+    fn manifests(&self) -> PathBuf {
+        self.kubernetes_dir().join("manifests")
+    }
+    fn manifest(&self, component: &str) -> String {
+        std::fs::read_to_string(self.manifests().join(format!("{component}.yaml"))).expect("manifest")
+    }
+    fn tmp_entries(&self) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(self.kubernetes_dir().join("tmp"))
+            .map(|d| {
+                d.flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        names.sort();
+        names
+    }
+}
+
+/// A node running the control plane of `version`: its four manifests and etcd's data folder.
+fn node(version: &str) -> Node {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data_dir = dir.path().join("var/lib/etcd");
+    std::fs::create_dir_all(data_dir.join("member/snap")).expect("data dir");
+    std::fs::write(data_dir.join("member/snap/db"), b"etcd data").expect("db");
+    let n = Node { dir, data_dir };
+    let cfg = config(version, &n.data_dir);
+    let facts = ManifestHostFacts::default();
+    std::fs::create_dir_all(n.manifests()).expect("manifests");
+    let mut pods: Vec<_> = Component::ALL
+        .iter()
+        .map(|c| {
+            manifests::control_plane_pod(
+                *c,
+                &cfg.cluster,
+                &cfg.init.local_api_endpoint,
+                &cfg.resolved,
+                &facts,
+            )
+        })
+        .collect();
+    pods.push(
+        manifests::etcd_pod(
+            &cfg.cluster,
+            &cfg.init.local_api_endpoint,
+            NODE,
+            &[],
+            &cfg.resolved,
+        )
+        .expect("etcd pod"),
+    );
+    for pod in pods {
+        std::fs::write(n.manifests().join(format!("{}.yaml", pod.name)), pod.to_yaml()).expect("write");
+    }
+    n
+}
+
+fn etcd_connector() -> EtcdConnector {
+    Box::new(|_, _| {
+        Ok(Box::new(FakeEtcd::new(
+            &["https://192.0.2.2:2379"],
+            vec![started_member(1, NODE, "192.0.2.2")],
+        )) as Box<dyn Etcd>)
+    })
+}
+
+fn upgrade(
+    n: &Node,
+    kubelet: &Kubelet,
+    cfg: &InitConfig,
+    patches: Option<&kubeadm_core::patches::PatchManager>,
+    out: &Captured,
+) -> Result<(), String> {
+    let connector = etcd_connector();
+    let keygen = kubeadm_host::keygen::AwsLcKeyGen;
+    StaticPodUpgrade {
+        cfg,
+        kubernetes_dir: n.kubernetes_dir(),
+        fs: &RealFs,
+        cluster: kubelet,
+        etcd: &connector,
+        patches,
+        facts: &ManifestHostFacts::default(),
+        etcd_upgrade: true,
+        renew_certs: false,
+        keygen: &keygen,
+        timeout: Duration::from_secs(10),
+        now: 1_700_000_000,
+        random: || 42,
+        reporter: out,
+        patches_announced: Default::default(),
+    }
+    .perform()
+    .map_err(|e| e.to_string())
+}
+
+fn kubelet(n: &Node, follows: bool) -> Kubelet {
+    Kubelet {
+        api: FakeCluster::new(),
+        manifests: n.manifests(),
+        follows,
+        first: Default::default(),
+    }
+}
+
+#[test]
+fn a_patch_release_swaps_the_control_plane_manifests_and_keeps_backups() {
+    let n = node("v1.25.15");
+    let old_apiserver = n.manifest("kube-apiserver");
+    let old_etcd = n.manifest("etcd");
+    let k = kubelet(&n, true);
+    let out = Captured::default();
+    let cfg = config("v1.25.16", &n.data_dir);
+    upgrade(&n, &k, &cfg, None, &out).expect("upgrade");
+
+    for c in ["kube-apiserver", "kube-controller-manager", "kube-scheduler"] {
+        assert!(
+            n.manifest(c).contains(&format!("registry.k8s.io/{c}:v1.25.16")),
+            "{c} not upgraded"
+        );
+    }
+    // etcd's version does not change between these patch releases: its manifest is left alone.
+    assert_eq!(n.manifest("etcd"), old_etcd);
+    let text = out.0.lock().expect("out").clone();
+    assert!(
+        text.contains("[upgrade/staticpods] Current and new manifests of etcd are equal, skipping upgrade"),
+        "{text}"
+    );
+    assert!(
+        text.contains("[upgrade/staticpods] Component \"kube-scheduler\" upgraded successfully!"),
+        "{text}"
+    );
+    // The temporary folder is gone; the manifest backup and etcd's data copy stay.
+    let tmp = n.tmp_entries();
+    assert_eq!(tmp.len(), 2, "{tmp:?}");
+    let backup = n.kubernetes_dir().join("tmp").join(&tmp[1]);
+    assert!(tmp[1].starts_with("kubeadm-backup-manifests-"), "{tmp:?}");
+    assert_eq!(
+        std::fs::read_to_string(backup.join("kube-apiserver.yaml")).expect("backup"),
+        old_apiserver
+    );
+    let etcd_copy = n
+        .kubernetes_dir()
+        .join("tmp")
+        .join(&tmp[0])
+        .join("etcd/member/snap/db");
+    assert!(tmp[0].starts_with("kubeadm-backup-etcd-"), "{tmp:?}");
+    assert_eq!(std::fs::read(etcd_copy).expect("etcd copy"), b"etcd data");
+}
+
+#[test]
+fn a_component_that_never_comes_back_is_rolled_back() {
+    let n = node("v1.25.15");
+    let before: Vec<String> = [
+        "kube-apiserver",
+        "kube-controller-manager",
+        "kube-scheduler",
+        "etcd",
+    ]
+    .iter()
+    .map(|c| n.manifest(c))
+    .collect();
+    let k = kubelet(&n, false);
+    let out = Captured::default();
+    let cfg = config("v1.25.16", &n.data_dir);
+    let err = upgrade(&n, &k, &cfg, None, &out).expect_err("the kubelet never restarts the API server");
+    assert!(
+        err.starts_with(
+            "couldn't upgrade control plane. kubeadm has tried to recover everything into the earlier state. Errors faced: "
+        ) && err.contains("static Pod hash for component kube-apiserver on Node node1 did not change after 10s"),
+        "{err}"
+    );
+    let after: Vec<String> = [
+        "kube-apiserver",
+        "kube-controller-manager",
+        "kube-scheduler",
+        "etcd",
+    ]
+    .iter()
+    .map(|c| n.manifest(c))
+    .collect();
+    assert_eq!(before, after, "the running manifests were not restored");
+    // Nothing after the API server was touched, and the folders are kept for the user.
+    let text = out.0.lock().expect("out").clone();
+    assert!(
+        !text.contains("Preparing for \"kube-controller-manager\" upgrade"),
+        "{text}"
+    );
+    assert_eq!(n.tmp_entries().len(), 3);
+}
+
+#[test]
+fn a_bad_patch_leaves_the_running_manifests_untouched() {
+    let n = node("v1.25.15");
+    let before = n.manifest("kube-apiserver");
+    let patches = n.dir.path().join("patches");
+    std::fs::create_dir_all(&patches).expect("patches");
+    std::fs::write(
+        patches.join("kube-apiserver+json.json"),
+        r#"[{"op": "remove", "path": "/spec/nothing"}]"#,
+    )
+    .expect("patch");
+    let file = kubeadm_core::patches::PatchFile {
+        path: "kube-apiserver+json.json".into(),
+        content: std::fs::read(patches.join("kube-apiserver+json.json")).expect("read"),
+    };
+    let pm = kubeadm_core::patches::PatchManager::from_files(&patches.display().to_string(), &[file])
+        .expect("patch dir");
+    let k = kubelet(&n, true);
+    let out = Captured::default();
+    let cfg = config("v1.25.16", &n.data_dir);
+    let err = upgrade(&n, &k, &cfg, Some(&pm), &out).expect_err("the patch cannot apply");
+    assert!(err.starts_with("error creating init static pod manifest files: failed to patch static Pod manifest file for \"kube-apiserver\""), "{err}");
+    assert_eq!(n.manifest("kube-apiserver"), before);
+}
