@@ -5,12 +5,19 @@
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 args=("$@")
-passed=0 failed=0
+passed=0 failed=0 failures=""
 check() {
   local name=$1
   shift
   echo "=== testbed: $name" >&2
-  if "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "=== testbed: $name FAILED" >&2; fi
+  if "$@"; then
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1))
+    failures="$failures
+  FAILED: $name"
+    echo "=== testbed: $name FAILED" >&2
+  fi
 }
 "$here/upstream/build.sh" all && "$here/images/build.sh" || { echo "testbed: 0 passed, 1 failed"; exit 1; }
 check "diff selftest" "$here/diff/selftest.sh"
@@ -27,6 +34,8 @@ if [ ${#args[@]} = 0 ]; then
   # cargo resolves a relative CARGO_TARGET_DIR from the workspace, where it runs here.
   if ! ours=$(cd "$here/.." && cargo build -q -p kubeadm >&2 && readlink -e "${CARGO_TARGET_DIR:-target}/debug/kubeadm"); then
     failed=$((failed + 1))
+    failures="$failures
+  FAILED: cargo build -p kubeadm"
     echo "=== testbed: cargo build -p kubeadm FAILED" >&2
   else
     for s in $ours_scenarios; do
@@ -59,5 +68,7 @@ if [ ${#args[@]} = 0 ]; then
       env TB_JOIN_KUBEADM="$upstream" TB_RESET_KUBEADM="$ours" "$here/scenario.sh" ha --kubeadm "$ours"
   fi
 fi
+# The failures again at the very end, where a truncated log still shows them.
+[ -z "$failures" ] || echo "testbed: failures:$failures"
 echo "testbed: $passed passed, $failed failed"
 [ "$failed" = 0 ]

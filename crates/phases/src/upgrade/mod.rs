@@ -2,8 +2,11 @@
 //! upgrade commands share (the output printer, the configuration, the registry move, the CRI socket
 //! repair, the root and CoreDNS checks); [`diff`], `upgrade diff`; [`health`], the cluster health checks run before planning
 //! or applying an upgrade; [`versions`], the versions a cluster runs; [`plan`], how `upgrade plan`
-//! prints an upgrade; [`component_configs`], the state of the component configs it reports; and
-//! [`node`], the workflow of `kubeadm upgrade node`.
+//! prints an upgrade; [`component_configs`], the state of the component configs it reports;
+//! [`staticpods`], the static-pod upgrade of a control-plane node (with its backups and rollback);
+//! [`postupgrade`], what `upgrade apply` uploads and applies afterwards; and [`node`], the
+//! workflow of `kubeadm upgrade node`. The version skew policy of `apply` is
+//! `kubeadm_core::upgrade::policy`.
 
 pub mod common;
 pub mod component_configs;
