@@ -56,8 +56,8 @@ if [ ${#args[@]} = 0 ]; then
       "$here/scenario.sh" init-join-reset --kubeadm "$ours"
     # ha (three control planes behind the load balancer, a worker): ours alone, upstream's init with our
     # joins, our init with upstream's joins; our resets in all three.
-    check "scenario ha (our init, joins and resets)" \
-      env TB_JOIN_KUBEADM="$ours" TB_RESET_KUBEADM="$ours" TB_HA_FILES="$ha_files/ours" \
+    check "scenario ha (our init, joins, upgrade node on control planes and resets)" \
+      env TB_JOIN_KUBEADM="$ours" TB_RESET_KUBEADM="$ours" TB_HA_FILES="$ha_files/ours" TB_HA_UPGRADE="$ours" \
       "$here/scenario.sh" ha --kubeadm "$ours"
     # Byte for byte and mode: the manifests (etcd's with its --initial-cluster) and the kubelet's files
     # our control-plane and worker joins wrote, against upstream's on the same nodes.

@@ -12,6 +12,9 @@
 # Sourced by scenario.sh with lib/node.sh loaded and $kubeadm set; every check is polled with a
 # deadline (no fixed sleeps).
 #
+# TB_HA_UPGRADE=BIN runs `kubeadm upgrade node` with BIN on node2 and node3 once the cluster is up
+# (see there).
+#
 # TB_HA_FILES=DIR keeps the files the joins wrote on node2-4 (manifests, kubelet configuration, with
 # their modes) under DIR/nodeN/, for test.sh to compare upstream's joins with ours.
 #
@@ -190,6 +193,29 @@ done
 tb_poll 30 "kubectl on node3 through the load balancer reads" api_reads 3 || fail "no API through the load balancer"
 tb_poll 30 "kubectl on node2 through the load balancer writes" api_writes 2 ha-all-up ||
   fail "no write through the load balancer"
+# TB_HA_UPGRADE=BIN: `kubeadm upgrade node` with BIN on the second and third control planes, as after
+# an `upgrade apply` on the first. The cluster already runs v1.25.16, so the control-plane manifests
+# come out the same and are skipped; etcd's does not (upgrade writes it without the other members in
+# --initial-cluster, as upstream does), so etcd is backed up, its certificates renewed, its manifest
+# swapped and the new Pod waited for: etcd must keep its three members and the API keep serving.
+if [ -n "${TB_HA_UPGRADE:-}" ]; then
+  for n in 2 3; do
+    tb_log "kubeadm upgrade node on node$n ($TB_HA_UPGRADE)"
+    step_start "$n" upgrade-node "$TB_HA_UPGRADE" upgrade node
+    step_wait
+    grep -q "The control plane instance for this node was successfully updated" "$TB_RUN/node$n/upgrade-node.log" || {
+      cat "$TB_RUN/node$n/upgrade-node.log" >&2
+      fail "node$n: upgrade node did not say the control plane was updated"
+    }
+    tb_node_exec "$n" sh -c 'ls -d /etc/kubernetes/tmp/kubeadm-backup-etcd-*/etcd/member' >/dev/null ||
+      fail "node$n: no copy of etcd's data in /etc/kubernetes/tmp"
+    tb_poll 60 "etcd on node$n healthy" etcd_healthy "$n" || fail "etcd on node$n is not healthy after upgrade node"
+    tb_poll 60 "etcd (asked on node$n): node1, node2, node3 started voting members" etcd_members_are "$n" 1 2 3 ||
+      fail "etcd lost a member in upgrade node on node$n"
+  done
+  tb_poll 30 "kubectl on node3 through the load balancer writes" api_writes 3 ha-after-upgrade-node ||
+    fail "no write through the load balancer after upgrade node"
+fi
 tb_kubectl 1 get nodes -o wide >&2
 total=0
 for n in $cps 4; do

@@ -140,6 +140,31 @@ pub enum SandboxState {
     NotReady,
 }
 
+/// A container as `ListContainers` and `ContainerStatus` return it (what a diagnosis needs).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Container {
+    /// The container id.
+    pub id: String,
+    /// The container's name in its pod (the kubelet's `io.kubernetes.container.name`).
+    pub name: String,
+    /// How many times the kubelet has started it before.
+    pub attempt: u32,
+    /// `CONTAINER_CREATED`, `CONTAINER_RUNNING`, `CONTAINER_EXITED` or `CONTAINER_UNKNOWN`.
+    pub state: String,
+    /// Creation time in nanoseconds since the Unix epoch.
+    pub created_at: i64,
+    /// Labels (the kubelet's `io.kubernetes.pod.name`, `io.kubernetes.pod.namespace`, …).
+    pub labels: BTreeMap<String, String>,
+    /// From `ContainerStatus` only: the exit code of an exited container.
+    pub exit_code: i32,
+    /// From `ContainerStatus` only: why it is in its state (`Error`, `OOMKilled`, …).
+    pub reason: String,
+    /// From `ContainerStatus` only: the runtime's message.
+    pub message: String,
+    /// From `ContainerStatus` only: where the kubelet keeps its log (CRI log format).
+    pub log_path: String,
+}
+
 /// A pod sandbox as `ListPodSandbox` returns it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PodSandbox {
@@ -184,6 +209,10 @@ pub enum CriCall {
     StopPodSandbox(String),
     /// `RemovePodSandbox` of a sandbox id.
     RemovePodSandbox(String),
+    /// `ListContainers`.
+    ListContainers,
+    /// `ContainerStatus` of a container id.
+    ContainerStatus(String),
 }
 
 impl fmt::Display for CriCall {
@@ -197,6 +226,8 @@ impl fmt::Display for CriCall {
             CriCall::ListPodSandbox => f.write_str("ListPodSandbox"),
             CriCall::StopPodSandbox(id) => write!(f, "StopPodSandbox {id:?}"),
             CriCall::RemovePodSandbox(id) => write!(f, "RemovePodSandbox {id:?}"),
+            CriCall::ListContainers => f.write_str("ListContainers"),
+            CriCall::ContainerStatus(id) => write!(f, "ContainerStatus {id:?}"),
         }
     }
 }
@@ -345,6 +376,16 @@ pub trait Runtime: fmt::Debug {
 
     /// One CRI `RemovePodSandbox`.
     fn remove_pod_sandbox(&self, id: &str) -> Result<(), CriError>;
+
+    /// CRI `ListContainers` without a filter. Default: none (for runtimes that never run any).
+    fn list_containers(&self) -> Result<Vec<Container>, CriError> {
+        Ok(Vec::new())
+    }
+
+    /// CRI `ContainerStatus` of one container. Default: what `list_containers` says of it.
+    fn container_status(&self, id: &str) -> Result<Option<Container>, CriError> {
+        Ok(self.list_containers()?.into_iter().find(|c| c.id == id))
+    }
 
     /// Whether the runtime answers (upstream's `IsRunning`, the `CRI` preflight check): the `Status` call
     /// succeeds. Like `crictl info`, a runtime that answers but reports `RuntimeReady=false` still counts.

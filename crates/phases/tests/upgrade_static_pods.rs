@@ -15,6 +15,7 @@ use std::time::Duration;
 use kubeadm_api::internal::InitConfig;
 use kubeadm_core::manifests::{self, Component, ManifestHostFacts};
 use kubeadm_effects::cluster::{Cluster, ClusterError, ListOptions, PatchType, Propagation, Resource};
+use kubeadm_effects::cri::{Container, CriError, Image, PodSandbox, RuntimeStatus, RuntimeVersion};
 use kubeadm_effects::etcd::Etcd;
 use kubeadm_host::fs::RealFs;
 use kubeadm_phases::etcd_cluster::EtcdConnector;
@@ -142,6 +143,67 @@ impl Cluster for Kubelet {
     }
 }
 
+/// The container runtime: no API calls but the containers' (a crashed API server when `crashed`).
+#[derive(Debug, Default)]
+struct Runtime {
+    crashed: Option<PathBuf>,
+}
+
+impl kubeadm_effects::cri::Runtime for Runtime {
+    fn endpoint(&self) -> &str {
+        "unix:///run/fake.sock"
+    }
+    fn version(&self) -> Result<RuntimeVersion, CriError> {
+        unreachable!("the upgrade asks no version")
+    }
+    fn status(&self) -> Result<RuntimeStatus, CriError> {
+        unreachable!("the upgrade asks no status")
+    }
+    fn list_images(&self) -> Result<Vec<Image>, CriError> {
+        unreachable!("the upgrade lists no images")
+    }
+    fn image_status(&self, _: &str) -> Result<Option<Image>, CriError> {
+        unreachable!("the upgrade checks no image")
+    }
+    fn pull_image_once(&self, _: &str) -> Result<String, CriError> {
+        unreachable!("the upgrade pulls nothing here")
+    }
+    fn list_pod_sandboxes(&self) -> Result<Vec<PodSandbox>, CriError> {
+        unreachable!("the upgrade lists no sandboxes")
+    }
+    fn stop_pod_sandbox(&self, _: &str) -> Result<(), CriError> {
+        unreachable!()
+    }
+    fn remove_pod_sandbox(&self, _: &str) -> Result<(), CriError> {
+        unreachable!()
+    }
+    fn list_containers(&self) -> Result<Vec<Container>, CriError> {
+        let Some(log) = &self.crashed else {
+            return Ok(Vec::new());
+        };
+        let container = |id: &str, created_at: i64| Container {
+            id: id.into(),
+            name: "kube-apiserver".into(),
+            attempt: 3,
+            state: "CONTAINER_EXITED".into(),
+            created_at,
+            labels: [(
+                "io.kubernetes.pod.namespace".to_string(),
+                "kube-system".to_string(),
+            )]
+            .into(),
+            exit_code: 1,
+            reason: "Error".into(),
+            log_path: log.display().to_string(),
+            ..Container::default()
+        };
+        Ok(vec![
+            container("0123456789abcdef-old", 1),
+            container("fedcba9876543210-new", 2),
+        ])
+    }
+}
+
 struct Node {
     dir: tempfile::TempDir,
     data_dir: PathBuf,
@@ -224,6 +286,17 @@ fn upgrade(
     patches: Option<&kubeadm_core::patches::PatchManager>,
     out: &Captured,
 ) -> Result<(), String> {
+    upgrade_with(n, kubelet, cfg, patches, &Runtime::default(), out)
+}
+
+fn upgrade_with(
+    n: &Node,
+    kubelet: &Kubelet,
+    cfg: &InitConfig,
+    patches: Option<&kubeadm_core::patches::PatchManager>,
+    runtime: &Runtime,
+    out: &Captured,
+) -> Result<(), String> {
     let connector = etcd_connector();
     let keygen = kubeadm_host::keygen::AwsLcKeyGen;
     StaticPodUpgrade {
@@ -232,6 +305,7 @@ fn upgrade(
         fs: &RealFs,
         cluster: kubelet,
         etcd: &connector,
+        runtime,
         patches,
         facts: &ManifestHostFacts::default(),
         etcd_upgrade: true,
@@ -316,7 +390,17 @@ fn a_component_that_never_comes_back_is_rolled_back() {
     let k = kubelet(&n, false);
     let out = Captured::default();
     let cfg = config("v1.25.16", &n.data_dir);
-    let err = upgrade(&n, &k, &cfg, None, &out).expect_err("the kubelet never restarts the API server");
+    let log = n.dir.path().join("0.log");
+    std::fs::write(
+        &log,
+        "2026-12-01T10:00:00.000000001Z stderr F Error: unknown flag: --bogus\n2026-12-01T10:00:00.000000002Z stderr F exit\n",
+    )
+    .expect("log");
+    let crashed = Runtime {
+        crashed: Some(log.clone()),
+    };
+    let err = upgrade_with(&n, &k, &cfg, None, &crashed, &out)
+        .expect_err("the kubelet never restarts the API server");
     assert!(
         err.starts_with(
             "couldn't upgrade control plane. kubeadm has tried to recover everything into the earlier state. Errors faced: "
@@ -335,6 +419,15 @@ fn a_component_that_never_comes_back_is_rolled_back() {
     assert_eq!(before, after, "the running manifests were not restored");
     // Nothing after the API server was touched, and the folders are kept for the user.
     let text = out.0.lock().expect("out").clone();
+    // Beyond upstream: the newest container's end, from the runtime, before the rollback.
+    let diagnosis = format!(
+        "[upgrade/staticpods] Diagnosis: the newest kube-apiserver container fedcba9876543 (restarted 3 times) exited with code 1 (Error)\n\
+         [upgrade/staticpods] Diagnosis: its last log lines ({}):\n\
+         [upgrade/staticpods]   Error: unknown flag: --bogus\n\
+         [upgrade/staticpods]   exit\n",
+        log.display()
+    );
+    assert!(text.contains(&diagnosis), "{text}");
     assert!(
         !text.contains("Preparing for \"kube-controller-manager\" upgrade"),
         "{text}"

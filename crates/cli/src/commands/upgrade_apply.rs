@@ -247,6 +247,7 @@ pub(crate) fn run(inv: &Invocation<'_>, _: &mut Output) -> Result<(), CommandErr
             fs: &*fs,
             cluster,
             etcd: &connector,
+            runtime: &runtime,
             patches: patches.as_ref(),
             facts: &facts,
             etcd_upgrade: f.bool("etcd-upgrade"),

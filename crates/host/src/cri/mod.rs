@@ -35,7 +35,7 @@ use std::time::Duration;
 
 use hyper_util::rt::TokioIo;
 use kubeadm_effects::cri::{
-    ApiVersion, CriCall, CriError, Image, PodSandbox, Runtime, RuntimeStatus, RuntimeVersion,
+    ApiVersion, Container, CriCall, CriError, Image, PodSandbox, Runtime, RuntimeStatus, RuntimeVersion,
 };
 use tokio::net::UnixStream;
 use tonic::transport::{Channel, Endpoint, Uri};
@@ -320,6 +320,23 @@ impl Runtime for CriClient {
             CriCall::ListPodSandbox,
             Some(self.call_timeout),
             |ch, api| async move { by_api!(api, list_pod_sandboxes(ch)) },
+        )
+    }
+
+    fn list_containers(&self) -> Result<Vec<Container>, CriError> {
+        self.run(
+            CriCall::ListContainers,
+            Some(self.call_timeout),
+            |ch, api| async move { by_api!(api, list_containers(ch)) },
+        )
+    }
+
+    fn container_status(&self, id: &str) -> Result<Option<Container>, CriError> {
+        let id = id.to_string();
+        self.run(
+            CriCall::ContainerStatus(id.clone()),
+            Some(self.call_timeout),
+            |ch, api| async move { by_api!(api, container_status(ch, id)) },
         )
     }
 

@@ -28,7 +28,9 @@ macro_rules! cri_calls {
             use tonic::transport::Channel;
             use $pb as pb;
 
-            use kubeadm_effects::cri::{Image, PodSandbox, RuntimeCondition, RuntimeStatus, RuntimeVersion};
+            use kubeadm_effects::cri::{
+                Container, Image, PodSandbox, RuntimeCondition, RuntimeStatus, RuntimeVersion,
+            };
 
             use super::{sandbox_state, sorted};
 
@@ -146,6 +148,62 @@ macro_rules! cri_calls {
                         }
                     })
                     .collect())
+            }
+
+            fn container_state(state: i32) -> String {
+                pb::ContainerState::try_from(state)
+                    .map(|s| s.as_str_name().to_string())
+                    .unwrap_or_else(|_| "CONTAINER_UNKNOWN".to_string())
+            }
+
+            pub(crate) async fn list_containers(channel: Channel) -> Result<Vec<Container>, Status> {
+                let r = RuntimeServiceClient::new(channel)
+                    .list_containers(pb::ListContainersRequest { filter: None })
+                    .await?
+                    .into_inner();
+                Ok(r.containers
+                    .into_iter()
+                    .map(|c| {
+                        let meta = c.metadata.unwrap_or_default();
+                        Container {
+                            id: c.id,
+                            name: meta.name,
+                            attempt: meta.attempt,
+                            state: container_state(c.state),
+                            created_at: c.created_at,
+                            labels: sorted(c.labels),
+                            ..Container::default()
+                        }
+                    })
+                    .collect())
+            }
+
+            pub(crate) async fn container_status(
+                channel: Channel,
+                id: String,
+            ) -> Result<Option<Container>, Status> {
+                let r = RuntimeServiceClient::new(channel)
+                    .container_status(pb::ContainerStatusRequest {
+                        container_id: id,
+                        verbose: false,
+                    })
+                    .await?
+                    .into_inner();
+                Ok(r.status.map(|c| {
+                    let meta = c.metadata.unwrap_or_default();
+                    Container {
+                        id: c.id,
+                        name: meta.name,
+                        attempt: meta.attempt,
+                        state: container_state(c.state),
+                        created_at: c.created_at,
+                        labels: sorted(c.labels),
+                        exit_code: c.exit_code,
+                        reason: c.reason,
+                        message: c.message,
+                        log_path: c.log_path,
+                    }
+                }))
             }
 
             pub(crate) async fn stop_pod_sandbox(channel: Channel, id: String) -> Result<(), Status> {

@@ -9,8 +9,10 @@
 //! moved back. etcd's data folder is copied before etcd is touched, and copied back when etcd does
 //! not come back.
 //!
-//! Beyond upstream: the etcd data is restored into its own folder (upstream's `cp -r` nests the
-//! backup inside it); every component logs how long it took at `-v1`.
+//! Beyond upstream: a component that does not come up is diagnosed through the CRI before the
+//! rollback (its newest container's state, exit code and last log lines); the etcd data is restored
+//! into its own folder (upstream's `cp -r` nests the backup inside it); every component logs how
+//! long it took at `-v1`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -21,6 +23,7 @@ use kubeadm_core::manifests::{self, Component, ManifestHostFacts, StaticPod};
 use kubeadm_core::patches::PatchManager;
 use kubeadm_core::pki::{EtcdMode, KeyAlgorithm};
 use kubeadm_effects::cluster::{Cluster, ListOptions, Resource};
+use kubeadm_effects::cri::Runtime;
 use kubeadm_effects::etcd::Etcd;
 use kubeadm_effects::fs::Fs;
 use kubeadm_effects::keygen::KeyGen;
@@ -54,6 +57,8 @@ pub struct StaticPodUpgrade<'a> {
     pub cluster: &'a dyn Cluster,
     /// Opens etcd clients.
     pub etcd: &'a EtcdConnector,
+    /// The container runtime, to diagnose a component that does not come up.
+    pub runtime: &'a dyn Runtime,
     /// `--patches`, read.
     pub patches: Option<&'a PatchManager>,
     /// Facts about the host the manifests depend on.
@@ -609,6 +614,7 @@ impl StaticPodUpgrade<'_> {
             .wait_for_hash_change(component, before_hash)
             .and_then(|()| self.wait_for_pods_with_label(&format!("component={component}")));
         if let Err(e) = waited {
+            self.diagnose(component);
             return Err(self.rollback(recover, e, paths, is_etcd));
         }
         self.say(&format!(
@@ -782,6 +788,71 @@ impl StaticPodUpgrade<'_> {
             running.then_some(())
         })
         .ok_or_else(|| "timed out waiting for the condition".to_string())
+    }
+}
+
+impl StaticPodUpgrade<'_> {
+    /// Beyond upstream: what the runtime says of the component's newest container, printed before
+    /// the rollback, so that the cause is on screen (a bad flag, a missing file, a crash loop).
+    fn diagnose(&self, component: &str) {
+        let say = |l: &str| self.say(&format!("[upgrade/staticpods] Diagnosis: {l}"));
+        let containers = match self.runtime.list_containers() {
+            Ok(c) => c,
+            Err(e) => {
+                return say(&format!(
+                    "the container runtime could not list the containers: {e}"
+                ));
+            }
+        };
+        let newest = containers
+            .into_iter()
+            .filter(|c| {
+                c.name == component
+                    && c.labels.get("io.kubernetes.pod.namespace").map(String::as_str) == Some("kube-system")
+            })
+            .max_by_key(|c| c.created_at);
+        let Some(newest) = newest else {
+            return say(&format!(
+                "the container runtime has no {component} container: the kubelet did not start the new Pod (is it running? can it pull the image?)"
+            ));
+        };
+        let status = self
+            .runtime
+            .container_status(&newest.id)
+            .ok()
+            .flatten()
+            .unwrap_or(newest);
+        let short = &status.id[..status.id.len().min(13)];
+        let state = match status.state.as_str() {
+            "CONTAINER_EXITED" => {
+                let why = if status.reason.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", status.reason)
+                };
+                format!("exited with code {}{why}", status.exit_code)
+            }
+            "CONTAINER_RUNNING" => "running (but not healthy in time)".to_string(),
+            other => other.trim_start_matches("CONTAINER_").to_lowercase(),
+        };
+        say(&format!(
+            "the newest {component} container {short} (restarted {} times) {state}",
+            status.attempt
+        ));
+        if status.log_path.is_empty() {
+            return;
+        }
+        let Ok(bytes) = self.fs.read(Path::new(&status.log_path)) else {
+            return;
+        };
+        let text = String::from_utf8_lossy(&bytes);
+        let lines: Vec<&str> = text.lines().collect();
+        say(&format!("its last log lines ({}):", status.log_path));
+        for line in &lines[lines.len().saturating_sub(10)..] {
+            // The CRI log format: `<time> <stream> <P|F> <message>`.
+            let message = line.splitn(4, ' ').nth(3).unwrap_or(line);
+            self.say(&format!("[upgrade/staticpods]   {message}"));
+        }
     }
 }
 

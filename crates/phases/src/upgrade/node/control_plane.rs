@@ -54,6 +54,7 @@ pub(crate) fn run_control_plane(data: &mut NodeData) -> Result<(), PhaseError> {
         fs: &*data.fs,
         cluster: &*data.cluster,
         etcd: &tools.etcd,
+        runtime: &*data.runtime,
         patches,
         facts: &tools.facts,
         etcd_upgrade: tools.etcd_upgrade,
