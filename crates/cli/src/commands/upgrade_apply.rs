@@ -23,7 +23,7 @@ use kubeadm_effects::fs::Fs;
 use kubeadm_effects::report::Reporter;
 use kubeadm_phases::preflight::{IgnoreSet, control_plane_images, image_pull_checks, run_checks};
 use kubeadm_phases::upgrade::common::{
-    Format, Printer, coredns_checks, fix_cri_socket_scheme, load_config, root_check,
+    Format, Printer, coredns_checks, fix_cri_socket_scheme, load_config, print_configuration, root_check,
 };
 use kubeadm_phases::upgrade::health::check_cluster_health;
 use kubeadm_phases::upgrade::postupgrade::{PostUpgrade, old_taint_message, remove_old_control_plane_taint};
@@ -119,13 +119,7 @@ pub(crate) fn run(inv: &Invocation<'_>, _: &mut Output) -> Result<(), CommandErr
             .map_err(|e| CommandError::Validation(format!("[upgrade/config] FATAL: {e}")))?;
     }
     if f.bool("print-config") {
-        let yaml =
-            kubeadm_core::cluster::upload_config::cluster_configuration_yaml(&cfg.cluster, &cfg.resolved);
-        let mut text = String::from("[upgrade/config] Configuration used:\n");
-        for line in yaml.lines() {
-            text.push_str(&format!("\t{line}\n"));
-        }
-        printer.print(&text);
+        print_configuration(&printer, &cfg);
     }
     fix_cri_socket_scheme(&mut cfg, cluster, &|| host_facts::gather().hostname)?;
 

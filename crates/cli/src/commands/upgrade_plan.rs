@@ -20,7 +20,7 @@ use kubeadm_host::cluster::KubeCluster;
 use kubeadm_host::fs::RealFs;
 use kubeadm_phases::preflight::IgnoreSet;
 use kubeadm_phases::upgrade::common::{
-    Format, Printer, coredns_checks, fix_cri_socket_scheme, load_config, root_check,
+    Format, Printer, coredns_checks, fix_cri_socket_scheme, load_config, print_configuration, root_check,
 };
 use kubeadm_phases::upgrade::component_configs::{component_config_states, config_states_text};
 use kubeadm_phases::upgrade::health::check_cluster_health;
@@ -113,14 +113,7 @@ pub(crate) fn run(inv: &Invocation<'_>, _: &mut Output) -> Result<(), CommandErr
     }
 
     if f.bool("print-config") {
-        // Upstream's `printConfiguration`: the ClusterConfiguration as uploaded, tab-indented.
-        let yaml =
-            kubeadm_core::cluster::upload_config::cluster_configuration_yaml(&cfg.cluster, &cfg.resolved);
-        let mut text = String::from("[upgrade/config] Configuration used:\n");
-        for line in yaml.lines() {
-            text.push_str(&format!("\t{line}\n"));
-        }
-        printer.print(&text);
+        print_configuration(&printer, &cfg);
     }
 
     fix_cri_socket_scheme(&mut cfg, &cluster, &|| host_facts::gather().hostname)?;

@@ -156,6 +156,25 @@ macro_rules! cri_calls {
                     .unwrap_or_else(|_| "CONTAINER_UNKNOWN".to_string())
             }
 
+            fn container(
+                id: String,
+                meta: Option<pb::ContainerMetadata>,
+                state: i32,
+                created_at: i64,
+                labels: std::collections::HashMap<String, String>,
+            ) -> Container {
+                let meta = meta.unwrap_or_default();
+                Container {
+                    id,
+                    name: meta.name,
+                    attempt: meta.attempt,
+                    state: container_state(state),
+                    created_at,
+                    labels: sorted(labels),
+                    ..Container::default()
+                }
+            }
+
             pub(crate) async fn list_containers(channel: Channel) -> Result<Vec<Container>, Status> {
                 let r = RuntimeServiceClient::new(channel)
                     .list_containers(pb::ListContainersRequest { filter: None })
@@ -163,18 +182,7 @@ macro_rules! cri_calls {
                     .into_inner();
                 Ok(r.containers
                     .into_iter()
-                    .map(|c| {
-                        let meta = c.metadata.unwrap_or_default();
-                        Container {
-                            id: c.id,
-                            name: meta.name,
-                            attempt: meta.attempt,
-                            state: container_state(c.state),
-                            created_at: c.created_at,
-                            labels: sorted(c.labels),
-                            ..Container::default()
-                        }
-                    })
+                    .map(|c| container(c.id, c.metadata, c.state, c.created_at, c.labels))
                     .collect())
             }
 
@@ -189,20 +197,12 @@ macro_rules! cri_calls {
                     })
                     .await?
                     .into_inner();
-                Ok(r.status.map(|c| {
-                    let meta = c.metadata.unwrap_or_default();
-                    Container {
-                        id: c.id,
-                        name: meta.name,
-                        attempt: meta.attempt,
-                        state: container_state(c.state),
-                        created_at: c.created_at,
-                        labels: sorted(c.labels),
-                        exit_code: c.exit_code,
-                        reason: c.reason,
-                        message: c.message,
-                        log_path: c.log_path,
-                    }
+                Ok(r.status.map(|c| Container {
+                    exit_code: c.exit_code,
+                    reason: c.reason,
+                    message: c.message,
+                    log_path: c.log_path,
+                    ..container(c.id, c.metadata, c.state, c.created_at, c.labels)
                 }))
             }
 

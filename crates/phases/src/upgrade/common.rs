@@ -256,6 +256,17 @@ pub fn fix_cri_socket_scheme(
         .map_err(|e| UpgradeError::Failed(format!("error updating the CRI socket for Node {socket:?}: {e}")))
 }
 
+/// Upstream's `printConfiguration` (`--print-config`): the ClusterConfiguration as uploaded,
+/// tab-indented.
+pub fn print_configuration(printer: &Printer<'_>, cfg: &InitConfig) {
+    let yaml = kubeadm_core::cluster::upload_config::cluster_configuration_yaml(&cfg.cluster, &cfg.resolved);
+    let mut text = String::from("[upgrade/config] Configuration used:\n");
+    for line in yaml.lines() {
+        text.push_str(&format!("\t{line}\n"));
+    }
+    printer.print(&text);
+}
+
 /// Upstream's `RunRootCheckOnly`.
 pub fn root_check(host: &dyn HostProbe, ignore: &IgnoreSet, rep: &dyn Reporter) -> Result<(), UpgradeError> {
     if host.uid() == 0 {

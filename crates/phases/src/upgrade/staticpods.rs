@@ -31,7 +31,7 @@ use kubeadm_effects::report::Reporter;
 use serde_json::Value;
 
 use crate::etcd_cluster::{
-    EtcdConnector, check_cluster_health, client_from_cluster, wait_for_cluster_available,
+    EtcdConnector, WaitEtcdError, check_cluster_health, client_from_cluster, wait_for_cluster_available,
 };
 use crate::renewal::{Handler, handlers, renew_using_local_ca};
 
@@ -420,41 +420,17 @@ impl StaticPodUpgrade<'_> {
             )))
         })?;
 
-        let pause = |d: Duration| self.cluster.pause(d);
         let endpoints = old_etcd.endpoints();
         if let Err(e) = self.component(ETCD, renewer, paths, &before, recover, true) {
             self.say(&format!("[upgrade/etcd] Failed to upgrade etcd: {e}"));
-            self.say("[upgrade/etcd] Waiting for previous etcd to become available");
-            if let Err(wait) =
-                wait_for_cluster_available(old_etcd, &endpoints, ETCD_RETRIES, ETCD_RETRY_INTERVAL, &pause)
-            {
+            // The old manifest is back (or was never moved): if etcd does not answer, its data is
+            // restored too.
+            if let Err(wait) = self.wait_for_etcd(old_etcd, &endpoints, "previous etcd") {
                 self.say(&format!(
                     "[upgrade/etcd] Failed to healthcheck previous etcd: {wait}"
                 ));
-                self.say("[upgrade/etcd] Rolling back etcd data");
-                self.restore_etcd_data(&backup, &data_dir).map_err(|e| {
-                    EtcdStep::Fatal(failed(format!(
-                        "fatal error rolling back local etcd cluster datadir: {e}, the backup of etcd database is stored here:({})",
-                        paths.backup_etcd.display()
-                    )))
-                })?;
-                self.say("[upgrade/etcd] Etcd data rollback successful");
-                self.say("[upgrade/etcd] Waiting for previous etcd to become available");
-                if let Err(wait) = wait_for_cluster_available(
-                    old_etcd,
-                    &endpoints,
-                    ETCD_RETRIES,
-                    ETCD_RETRY_INTERVAL,
-                    &pause,
-                ) {
-                    self.say(&format!(
-                        "[upgrade/etcd] Failed to healthcheck previous etcd: {wait}"
-                    ));
-                    return Err(EtcdStep::Fatal(failed(format!(
-                        "fatal error rolling back local etcd cluster manifest, the backup of etcd database is stored here:({}): {wait}",
-                        paths.backup_etcd.display()
-                    ))));
-                }
+                self.restore_etcd_data(&backup, &data_dir, paths)?;
+                self.wait_for_previous_etcd(old_etcd, &endpoints, paths)?;
             }
             self.say("[upgrade/etcd] Etcd was rolled back and is now available");
             return Err(EtcdStep::Fatal(failed(format!(
@@ -467,38 +443,12 @@ impl StaticPodUpgrade<'_> {
         let log = |m: &str| self.reporter.info(1, "etcd.go", m);
         let new_etcd = client_from_cluster(self.cluster, cert_dir, self.etcd, &log)
             .map_err(|e| EtcdStep::Fatal(failed(format!("fatal error creating etcd client: {e}"))))?;
-        self.say("[upgrade/etcd] Waiting for etcd to become available");
-        let new_endpoints = new_etcd.endpoints();
-        if let Err(wait) = wait_for_cluster_available(
-            &*new_etcd,
-            &new_endpoints,
-            ETCD_RETRIES,
-            ETCD_RETRY_INTERVAL,
-            &pause,
-        ) {
+        if let Err(wait) = self.wait_for_etcd(&*new_etcd, &new_etcd.endpoints(), "etcd") {
             self.say(&format!("[upgrade/etcd] Failed to healthcheck etcd: {wait}"));
-            self.say("[upgrade/etcd] Rolling back etcd data");
-            self.restore_etcd_data(&backup, &data_dir).map_err(|e| {
-                EtcdStep::Fatal(failed(format!(
-                    "fatal error rolling back local etcd cluster datadir: {e}, the backup of etcd database is stored here:({})",
-                    paths.backup_etcd.display()
-                )))
-            })?;
-            self.say("[upgrade/etcd] Etcd data rollback successful");
+            self.restore_etcd_data(&backup, &data_dir, paths)?;
             self.say("[upgrade/etcd] Rolling back etcd manifest");
             let _ = self.rollback(recover, wait.to_string(), paths, true);
-            self.say("[upgrade/etcd] Waiting for previous etcd to become available");
-            if let Err(again) =
-                wait_for_cluster_available(old_etcd, &endpoints, ETCD_RETRIES, ETCD_RETRY_INTERVAL, &pause)
-            {
-                self.say(&format!(
-                    "[upgrade/etcd] Failed to healthcheck previous etcd: {again}"
-                ));
-                return Err(EtcdStep::Fatal(failed(format!(
-                    "fatal error rolling back local etcd cluster manifest, the backup of etcd database is stored here:({}): {again}",
-                    paths.backup_etcd.display()
-                ))));
-            }
+            self.wait_for_previous_etcd(old_etcd, &endpoints, paths)?;
             self.say("[upgrade/etcd] Etcd was rolled back and is now available");
             return Err(EtcdStep::Fatal(failed(format!(
                 "fatal error upgrading local etcd cluster, rolled the state back to pre-upgrade state: {wait}"
@@ -517,9 +467,45 @@ impl StaticPodUpgrade<'_> {
         paths.backup_etcd.join(name)
     }
 
+    /// `[upgrade/etcd] Waiting for <what> to become available`, upstream's 10 checks 15 s apart.
+    fn wait_for_etcd(&self, etcd: &dyn Etcd, endpoints: &[String], what: &str) -> Result<(), WaitEtcdError> {
+        self.say(&format!("[upgrade/etcd] Waiting for {what} to become available"));
+        let pause = |d: Duration| self.cluster.pause(d);
+        wait_for_cluster_available(etcd, endpoints, ETCD_RETRIES, ETCD_RETRY_INTERVAL, &pause)
+    }
+
+    /// The last wait after a rollback: nothing is left to try when it fails.
+    fn wait_for_previous_etcd(
+        &self,
+        etcd: &dyn Etcd,
+        endpoints: &[String],
+        paths: &Paths,
+    ) -> Result<(), EtcdStep> {
+        self.wait_for_etcd(etcd, endpoints, "previous etcd").map_err(|wait| {
+            self.say(&format!("[upgrade/etcd] Failed to healthcheck previous etcd: {wait}"));
+            EtcdStep::Fatal(failed(format!(
+                "fatal error rolling back local etcd cluster manifest, the backup of etcd database is stored here:({}): {wait}",
+                paths.backup_etcd.display()
+            )))
+        })
+    }
+
+    /// Upstream's `rollbackEtcdData`, with its messages.
+    fn restore_etcd_data(&self, backup: &Path, data_dir: &Path, paths: &Paths) -> Result<(), EtcdStep> {
+        self.say("[upgrade/etcd] Rolling back etcd data");
+        self.copy_back_etcd_data(backup, data_dir).map_err(|e| {
+            EtcdStep::Fatal(failed(format!(
+                "fatal error rolling back local etcd cluster datadir: {e}, the backup of etcd database is stored here:({})",
+                paths.backup_etcd.display()
+            )))
+        })?;
+        self.say("[upgrade/etcd] Etcd data rollback successful");
+        Ok(())
+    }
+
     /// The data folder replaced by the backup copy (the current one moved aside first, then
     /// removed once the copy is in place).
-    fn restore_etcd_data(&self, backup: &Path, data_dir: &Path) -> std::io::Result<()> {
+    fn copy_back_etcd_data(&self, backup: &Path, data_dir: &Path) -> std::io::Result<()> {
         let aside = data_dir.with_extension(format!("failed-{}", (self.random)() % 1_000_000));
         let moved = self.fs.exists(data_dir);
         if moved {
