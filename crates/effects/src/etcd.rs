@@ -45,6 +45,15 @@ pub trait Etcd: Send + Sync {
     fn add_member(&self, peer_url: &str) -> Result<Vec<Member>, EtcdError>;
     /// `Status` of one endpoint: `Ok` when that member answers.
     fn status(&self, endpoint: &str) -> Result<(), EtcdError>;
+    /// `Snapshot` of the member at `endpoint`: a consistent copy of its database (what `etcdutl
+    /// snapshot restore` takes). Default: unsupported.
+    fn snapshot(&self, endpoint: &str) -> Result<Vec<u8>, EtcdError> {
+        Err(EtcdError {
+            call: format!("Snapshot {endpoint}"),
+            endpoints: vec![endpoint.to_string()],
+            message: "not supported by this client".into(),
+        })
+    }
 }
 
 /// A shared client is a client too, so that a test can keep a handle on the fake it gives away.
@@ -63,5 +72,8 @@ impl<E: Etcd + ?Sized> Etcd for std::sync::Arc<E> {
     }
     fn status(&self, endpoint: &str) -> Result<(), EtcdError> {
         (**self).status(endpoint)
+    }
+    fn snapshot(&self, endpoint: &str) -> Result<Vec<u8>, EtcdError> {
+        (**self).snapshot(endpoint)
     }
 }

@@ -10,6 +10,8 @@ use kubeadm_effects::etcd::{Etcd, EtcdError, Member};
 
 /// Upstream's `etcdTimeout`: each call's deadline.
 const CALL_TIMEOUT: Duration = Duration::from_secs(2);
+/// A snapshot streams the whole database: it gets longer.
+const SNAPSHOT_TIMEOUT: Duration = Duration::from_secs(120);
 /// Upstream's dial timeout for etcd clients.
 const DIAL_TIMEOUT: Duration = Duration::from_secs(20);
 
@@ -181,6 +183,24 @@ impl Etcd for EtcdClient {
                 .await
                 .map_err(fail)?;
             client.status().await.map(|_| ()).map_err(fail)
+        })
+    }
+
+    fn snapshot(&self, endpoint: &str) -> Result<Vec<u8>, EtcdError> {
+        let fail = |e: etcd_client::Error| EtcdError {
+            call: format!("Snapshot {endpoint}"),
+            endpoints: vec![endpoint.to_string()],
+            message: e.to_string(),
+        };
+        let options = self.options.clone().with_timeout(SNAPSHOT_TIMEOUT);
+        self.runtime.block_on(async {
+            let mut client = Client::connect([endpoint], Some(options)).await.map_err(fail)?;
+            let mut stream = client.snapshot().await.map_err(fail)?;
+            let mut db = Vec::new();
+            while let Some(part) = stream.message().await.map_err(fail)? {
+                db.extend_from_slice(part.blob());
+            }
+            Ok(db)
         })
     }
 }

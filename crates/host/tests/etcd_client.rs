@@ -66,6 +66,12 @@ fn lists_members_syncs_endpoints_and_reports_refusals() {
         down.to_string().starts_with("Status https://127.0.0.1:1"),
         "{down}"
     );
+    // A snapshot is the member's bbolt database: its first meta page carries bbolt's magic number
+    // (0xED0CDAED, little-endian, after the 16-byte page header).
+    let db = client.snapshot(&url).expect("snapshot");
+    assert!(db.len() >= 8192, "a snapshot of {} bytes", db.len());
+    assert_eq!(db[16..20], 0xED0C_DAEDu32.to_le_bytes(), "not a bbolt database");
+    assert!(client.snapshot(&dead).is_err());
 
     // A missing file is named.
     let missing = EtcdClient::connect(

@@ -5,7 +5,7 @@
 //! run on the fakes' virtual clock.
 //!
 //! Shown here: a v1.25.15 → v1.25.16 upgrade swaps the three control-plane manifests, backs up the
-//! old ones and etcd's data, skips etcd whose manifest does not change, and cleans the temporary
+//! old ones and etcd's data (copied, and snapshotted through the etcd API), skips etcd whose manifest does not change, and cleans the temporary
 //! folder; a component whose new Pod never comes is rolled back with every manifest moved so far,
 //! and upstream's error says so; a bad patch leaves the running manifests untouched.
 
@@ -373,6 +373,9 @@ fn a_patch_release_swaps_the_control_plane_manifests_and_keeps_backups() {
         .join("etcd/member/snap/db");
     assert!(tmp[0].starts_with("kubeadm-backup-etcd-"), "{tmp:?}");
     assert_eq!(std::fs::read(etcd_copy).expect("etcd copy"), b"etcd data");
+    // Beyond upstream: a consistent snapshot of the member, through the etcd API, beside the copy.
+    let snapshot = n.kubernetes_dir().join("tmp").join(&tmp[0]).join("snapshot.db");
+    assert_eq!(std::fs::read(snapshot).expect("snapshot"), b"snapshot of node1");
 }
 
 #[test]

@@ -9,8 +9,9 @@
 //! moved back. etcd's data folder is copied before etcd is touched, and copied back when etcd does
 //! not come back.
 //!
-//! Beyond upstream: a component that does not come up is diagnosed through the CRI before the
-//! rollback (its newest container's state, exit code and last log lines); the etcd data is restored
+//! Beyond upstream: etcd's backup folder also holds a consistent snapshot taken through the etcd
+//! API (`snapshot.db`, for `etcdutl snapshot restore`); a component that does not come up is
+//! diagnosed through the CRI before the rollback (its newest container's state, exit code and last log lines); the etcd data is restored
 //! into its own folder (upstream's `cp -r` nests the backup inside it); every component logs how
 //! long it took at `-v1`.
 
@@ -359,6 +360,30 @@ impl StaticPodUpgrade<'_> {
             .map_err(|e| EtcdStep::Fatal(failed(format!("etcd cluster is not healthy: {e}"))))?;
 
         let data_dir = PathBuf::from(&local.data_dir);
+        // Beyond upstream: a consistent snapshot of this member through the etcd API first (the
+        // copy below is of a live folder); a failure only costs the snapshot.
+        let endpoint = kubeadm_core::manifests::client_url(&self.cfg.init.local_api_endpoint);
+        let snapshot = paths.backup_etcd.join("snapshot.db");
+        match old_etcd.snapshot(&endpoint) {
+            Ok(db) => match self.fs.write(&snapshot, &db, 0o600) {
+                Ok(()) => self.reporter.info(
+                    1,
+                    "staticpods.go",
+                    &format!(
+                        "[upgrade/etcd] snapshot of the etcd member at {endpoint} saved to {}",
+                        snapshot.display()
+                    ),
+                ),
+                Err(e) => self.reporter.warn(
+                    "staticpods.go",
+                    &format!("[upgrade/etcd] could not save the etcd snapshot: {e}"),
+                ),
+            },
+            Err(e) => self.reporter.warn(
+                "staticpods.go",
+                &format!("[upgrade/etcd] could not take a snapshot of etcd: {e}"),
+            ),
+        }
         let backup = self.etcd_backup_copy(paths, &data_dir);
         self.fs
             .copy_dir(&data_dir, &backup)

@@ -139,6 +139,20 @@ impl Etcd for FakeEtcd {
         Ok(answer)
     }
 
+    /// A started member's "database": its name, for tests to recognise.
+    fn snapshot(&self, endpoint: &str) -> Result<Vec<u8>, EtcdError> {
+        self.record(format!("snapshot {endpoint}"));
+        self.members()
+            .into_iter()
+            .find(|m| m.client_urls.iter().any(|u| u == endpoint))
+            .map(|m| format!("snapshot of {}", m.name).into_bytes())
+            .ok_or_else(|| EtcdError {
+                call: format!("Snapshot {endpoint}"),
+                endpoints: vec![endpoint.to_string()],
+                message: "context deadline exceeded".into(),
+            })
+    }
+
     fn status(&self, endpoint: &str) -> Result<(), EtcdError> {
         self.record(format!("status {endpoint}"));
         let members = self.members();
