@@ -27,7 +27,9 @@ use kubeadm_phases::upgrade::common::{
 };
 use kubeadm_phases::upgrade::health::check_cluster_health;
 use kubeadm_phases::upgrade::postupgrade::{PostUpgrade, old_taint_message, remove_old_control_plane_taint};
-use kubeadm_phases::upgrade::staticpods::{self, StaticPodUpgrade, UPGRADE_MANIFEST_TIMEOUT};
+use kubeadm_phases::upgrade::staticpods::{
+    self, StaticPodUpgrade, UPGRADE_MANIFEST_TIMEOUT_ENV, manifest_timeout, timeout_text,
+};
 use kubeadm_phases::upgrade::versions::ClusterVersions;
 
 use crate::cobra::execute::Invocation;
@@ -219,8 +221,11 @@ pub(crate) fn run(inv: &Invocation<'_>, _: &mut Output) -> Result<(), CommandErr
         crate::setup::unix_now(),
     );
     let facts = crate::setup::manifest_host_facts(external_ca);
+    let timeout = manifest_timeout(crate::setup::env_var(UPGRADE_MANIFEST_TIMEOUT_ENV).as_deref())
+        .map_err(CommandError::Validation)?;
     rep.out(&format!(
-        "[upgrade/apply] Upgrading your Static Pod-hosted control plane to version {version:?} (timeout: 5m0s)...\n"
+        "[upgrade/apply] Upgrading your Static Pod-hosted control plane to version {version:?} (timeout: {})...\n",
+        timeout_text(timeout)
     ));
     let upgraded = if dry_run {
         staticpods::dry_run(
@@ -247,7 +252,7 @@ pub(crate) fn run(inv: &Invocation<'_>, _: &mut Output) -> Result<(), CommandErr
             etcd_upgrade: f.bool("etcd-upgrade"),
             renew_certs: f.bool("certificate-renewal"),
             keygen: &*keygen,
-            timeout: UPGRADE_MANIFEST_TIMEOUT,
+            timeout,
             now: crate::setup::unix_now(),
             random: rand::random::<u64>,
             reporter: &rep,

@@ -110,6 +110,11 @@ fn context(inv: &Invocation<'_>) -> Result<NodeData, CommandError> {
         facts: crate::setup::manifest_host_facts(external_ca),
         now: crate::setup::unix_now(),
         random: rand::random::<u64>,
+        timeout: kubeadm_phases::upgrade::staticpods::manifest_timeout(
+            crate::setup::env_var(kubeadm_phases::upgrade::staticpods::UPGRADE_MANIFEST_TIMEOUT_ENV)
+                .as_deref(),
+        )
+        .map_err(CommandError::Validation)?,
     };
     Ok(NodeData {
         cfg,

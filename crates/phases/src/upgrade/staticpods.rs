@@ -38,6 +38,32 @@ use crate::renewal::{Handler, handlers, renew_using_local_ca};
 
 /// Upstream's `UpgradeManifestTimeout`.
 pub const UPGRADE_MANIFEST_TIMEOUT: Duration = Duration::from_secs(5 * 60);
+/// The environment variable that sets another timeout (a Go duration such as `90s`): beyond
+/// upstream 1.25, which has none; later releases made it `timeouts.upgradeManifests` of their
+/// configuration. The testbed uses it to keep its rollback short.
+pub const UPGRADE_MANIFEST_TIMEOUT_ENV: &str = "KUBEADM_UPGRADE_MANIFESTS_TIMEOUT";
+
+/// The timeout for each component: [`UPGRADE_MANIFEST_TIMEOUT`], or what `value` (the variable's)
+/// says; a value that is not a positive Go duration is refused with a message naming the variable.
+pub fn manifest_timeout(value: Option<&str>) -> Result<Duration, String> {
+    let Some(text) = value else {
+        return Ok(UPGRADE_MANIFEST_TIMEOUT);
+    };
+    let bad = || {
+        format!("{UPGRADE_MANIFEST_TIMEOUT_ENV}={text:?}: not a positive duration such as \"90s\" or \"10m\"")
+    };
+    let d = kubeadm_api::duration::Duration::parse(text).map_err(|_| bad())?;
+    u64::try_from(d.as_nanos())
+        .ok()
+        .filter(|n| *n > 0)
+        .map(Duration::from_nanos)
+        .ok_or_else(bad)
+}
+
+/// Go's `time.Duration.String()` of a timeout, as the upgrade prints it.
+pub fn timeout_text(d: Duration) -> String {
+    go_duration(d)
+}
 /// Upstream's `APICallRetryInterval`.
 const POLL_INTERVAL: Duration = Duration::from_millis(500);
 /// How upstream waits for etcd after its upgrade: 10 tries, 15 s apart.
@@ -1033,4 +1059,21 @@ pub fn dry_run(
 /// The key algorithm of renewed certificates (kept for callers that pre-generate keys).
 pub fn renewal_key_algorithm(cfg: &InitConfig) -> KeyAlgorithm {
     crate::init::pki::pki_inputs(cfg).key_algorithm
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_timeout_is_upstreams_unless_the_variable_names_another() {
+        assert_eq!(manifest_timeout(None), Ok(UPGRADE_MANIFEST_TIMEOUT));
+        assert_eq!(timeout_text(UPGRADE_MANIFEST_TIMEOUT), "5m0s");
+        assert_eq!(manifest_timeout(Some("90s")), Ok(Duration::from_secs(90)));
+        assert_eq!(manifest_timeout(Some("1m30s")), Ok(Duration::from_secs(90)));
+        for bad in ["", "90", "-1m", "0s", "soon"] {
+            let e = manifest_timeout(Some(bad)).expect_err(bad);
+            assert!(e.starts_with("KUBEADM_UPGRADE_MANIFESTS_TIMEOUT="), "{e}");
+        }
+    }
 }

@@ -6,7 +6,7 @@
 use kubeadm_workflow::PhaseError;
 
 use crate::upgrade::node::NodeData;
-use crate::upgrade::staticpods::{self, StaticPodUpgrade, StaticPodUpgradeError, UPGRADE_MANIFEST_TIMEOUT};
+use crate::upgrade::staticpods::{self, StaticPodUpgrade, StaticPodUpgradeError};
 
 /// The static-pod upgrade failed (upstream's wrapping).
 #[derive(Debug, thiserror::Error)]
@@ -60,7 +60,7 @@ pub(crate) fn run_control_plane(data: &mut NodeData) -> Result<(), PhaseError> {
         etcd_upgrade: tools.etcd_upgrade,
         renew_certs: tools.renew_certs,
         keygen: &*tools.keygen,
-        timeout: UPGRADE_MANIFEST_TIMEOUT,
+        timeout: tools.timeout,
         now: tools.now,
         random: tools.random,
         reporter: &*data.reporter,

@@ -66,6 +66,8 @@ pub struct ControlPlaneTools {
     pub now: i64,
     /// Random values (temporary folder names, serial numbers).
     pub random: fn() -> u64,
+    /// How long each upgraded component gets.
+    pub timeout: std::time::Duration,
 }
 
 impl std::fmt::Debug for ControlPlaneTools {
