@@ -14,21 +14,14 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use kubeadm_testkit::apiserver::ApiServer;
-use kubeadm_testkit::oracle::{Run, diff, expected_code, upstream_kubeadm};
+use kubeadm_testkit::oracle::upstream_kubeadm;
 
 #[path = "support/upgrade_cluster.rs"]
 mod upgrade_cluster;
-use upgrade_cluster::{JobController, cluster, is_klog, klog_messages, node_status, wait_job_gone};
+use upgrade_cluster::{JobController, Outcome, assert_same, cluster, node_status, outcome, wait_job_gone};
 
 fn ours() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_kubeadm"))
-}
-
-#[derive(Debug, PartialEq)]
-struct Outcome {
-    stdout: String,
-    error_lines: String,
-    code: i32,
 }
 
 /// Runs `bin --rootfs <root> upgrade <args>` (`apply …` or `node …`) with `stdin` as its input.
@@ -53,17 +46,7 @@ fn upgrade(bin: &Path, root: &Path, args: &[&str], stdin: &str) -> (Outcome, Str
         .write_all(stdin.as_bytes())
         .expect("write stdin");
     let out = child.wait_with_output().expect("wait");
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    let outcome = Outcome {
-        stdout: normalise(&String::from_utf8_lossy(&out.stdout)),
-        error_lines: stderr
-            .lines()
-            .filter(|l| !is_klog(l))
-            .map(|l| format!("{l}\n"))
-            .collect(),
-        code: out.status.code().unwrap_or(-1),
-    };
-    (outcome, stderr)
+    outcome(&out, normalise)
 }
 
 /// Upstream's temporary folders end in random digits (Go's `os.MkdirTemp`); a printed LIST
@@ -152,44 +135,15 @@ fn compare_upgrade(server: &ApiServer, args: &[&str], stdin: &str) -> usize {
     let before = state(server);
     let (mine, mine_err) = upgrade(&ours(), &root, args, stdin);
     wait_job_gone(server);
-    if std::env::var_os("UPGRADE_APPLY_PROBE").is_some() {
-        eprintln!(
-            "=== {args:?}\n--- upstream stdout\n{}--- upstream stderr\n{theirs_err}--- code {}",
-            theirs.stdout, theirs.code
-        );
-        eprintln!(
-            "--- ours stdout\n{}--- ours stderr\n{mine_err}--- code {}",
-            mine.stdout, mine.code
-        );
+    let what = format!("upgrade {args:?}");
+    if !assert_same(
+        &what,
+        "UPGRADE_APPLY_PROBE",
+        (&theirs, &theirs_err),
+        (&mine, &mine_err),
+    ) {
         return 1;
     }
-    assert_eq!(
-        expected_code(&Run {
-            stdout: theirs.stdout.clone(),
-            stderr: theirs_err.clone(),
-            code: theirs.code
-        }),
-        mine.code,
-        "exit code of upgrade apply {args:?}\nupstream stderr:\n{theirs_err}\nours:\n{mine_err}"
-    );
-    assert!(
-        theirs.stdout == mine.stdout,
-        "stdout of upgrade apply {args:?}:\n{}",
-        diff(&theirs.stdout, &mine.stdout)
-    );
-    assert!(
-        theirs.error_lines == mine.error_lines,
-        "stderr of upgrade apply {args:?}:\n{}",
-        diff(&theirs.error_lines, &mine.error_lines)
-    );
-    assert_eq!(
-        klog_messages(&theirs_err)
-            .into_iter()
-            .filter(|m| !m.starts_with("could not fetch a Kubernetes version from the internet"))
-            .collect::<Vec<_>>(),
-        klog_messages(&mine_err),
-        "klog warnings of upgrade apply {args:?}"
-    );
     assert_eq!(
         before,
         state(server),

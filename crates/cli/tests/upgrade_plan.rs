@@ -13,23 +13,17 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use kubeadm_testkit::apiserver::ApiServer;
-use kubeadm_testkit::oracle::{Run, diff, expected_code, upstream_kubeadm};
+use kubeadm_testkit::oracle::upstream_kubeadm;
 
 #[path = "support/upgrade_cluster.rs"]
 mod upgrade_cluster;
 use upgrade_cluster::{
-    JobController, NODE, apply_json, cluster, init_config, is_klog, klog_messages, node_status, wait_job_gone,
+    JobController, NODE, Outcome, apply_json, assert_same, cluster, init_config, node_status, outcome,
+    wait_job_gone,
 };
 
 fn ours() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_kubeadm"))
-}
-
-#[derive(Debug, PartialEq)]
-struct Outcome {
-    stdout: String,
-    error_lines: String,
-    code: i32,
 }
 
 /// Runs `bin --rootfs <root> upgrade plan <args>`.
@@ -43,17 +37,7 @@ fn plan(bin: &Path, root: &Path, args: &[&str]) -> (Outcome, String) {
         .env("PATH", "/usr/sbin:/usr/bin:/sbin:/bin")
         .output()
         .expect("run kubeadm");
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    let outcome = Outcome {
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        error_lines: stderr
-            .lines()
-            .filter(|l| !is_klog(l))
-            .map(|l| format!("{l}\n"))
-            .collect(),
-        code: out.status.code().unwrap_or(-1),
-    };
-    (outcome, stderr)
+    outcome(&out, str::to_string)
 }
 
 fn compare(server: &ApiServer, args: &[&str]) -> usize {
@@ -63,48 +47,11 @@ fn compare(server: &ApiServer, args: &[&str]) -> usize {
     let (mine, mine_err) = plan(&ours(), &root, args);
     wait_job_gone(server);
     // A debugging aid: `UPGRADE_PLAN_PROBE=1` prints both runs in full instead of asserting.
-    if std::env::var_os("UPGRADE_PLAN_PROBE").is_some() {
-        eprintln!(
-            "=== {args:?}\n--- upstream stdout\n{}--- upstream stderr\n{theirs_err}--- code {}",
-            theirs.stdout, theirs.code
-        );
-        eprintln!(
-            "--- ours stdout\n{}--- ours stderr\n{mine_err}--- code {}",
-            mine.stdout, mine.code
-        );
-        return 1;
-    }
-    assert_eq!(
-        expected_code(&Run {
-            stdout: theirs.stdout.clone(),
-            stderr: theirs_err.clone(),
-            code: theirs.code
-        }),
-        mine.code,
-        "exit code of upgrade plan {args:?}\nupstream stderr:\n{theirs_err}\nours:\n{mine_err}"
-    );
-    assert!(
-        theirs.stdout == mine.stdout,
-        "stdout of upgrade plan {args:?}:\n{}",
-        diff(&theirs.stdout, &mine.stdout)
-    );
-    assert!(
-        theirs.error_lines == mine.error_lines,
-        "stderr of upgrade plan {args:?}:\n{}",
-        diff(&theirs.error_lines, &mine.error_lines)
-    );
-    // klog warnings: the same, but for the "could not fetch … from the internet" lines upstream
-    // logs when its label fetch fails; ours never fetches.
-    let warnings = |s: &str| -> Vec<String> {
-        klog_messages(s)
-            .into_iter()
-            .filter(|m| !m.starts_with("could not fetch a Kubernetes version from the internet"))
-            .collect()
-    };
-    assert_eq!(
-        warnings(&theirs_err),
-        warnings(&mine_err),
-        "klog warnings of upgrade plan {args:?}"
+    assert_same(
+        &format!("upgrade plan {args:?}"),
+        "UPGRADE_PLAN_PROBE",
+        (&theirs, &theirs_err),
+        (&mine, &mine_err),
     );
     1
 }

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use kubeadm_testkit::apiserver::{ApiServer, InitConfig, upstream_bin};
-use kubeadm_testkit::oracle::upstream_kubeadm;
+use kubeadm_testkit::oracle::{Run, diff, expected_code, upstream_kubeadm};
 
 /// The node no kubelet registers here; the test creates it as a kubelet would.
 pub const NODE: &str = "apiserver-test";
@@ -197,4 +197,78 @@ pub fn wait_job_gone(server: &ApiServer) {
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
     panic!("the upgrade-health-check Job is still there after 10s");
+}
+
+/// What a run printed and how it ended: stdout, the lines of stderr that are not klog's, the code.
+#[derive(Debug, PartialEq)]
+pub struct Outcome {
+    pub stdout: String,
+    pub error_lines: String,
+    pub code: i32,
+}
+
+/// The outcome of a finished process (`normalise` applied to its stdout), and its whole stderr.
+pub fn outcome(out: &std::process::Output, normalise: fn(&str) -> String) -> (Outcome, String) {
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let outcome = Outcome {
+        stdout: normalise(&String::from_utf8_lossy(&out.stdout)),
+        error_lines: stderr
+            .lines()
+            .filter(|l| !is_klog(l))
+            .map(|l| format!("{l}\n"))
+            .collect(),
+        code: out.status.code().unwrap_or(-1),
+    };
+    (outcome, stderr)
+}
+
+/// Asserts that ours ended as upstream did: the exit code (3 where upstream refuses bad input with
+/// 1), stdout, the error lines and klog's warnings (but for the "could not fetch … from the
+/// internet" ones upstream logs when its label fetch fails; ours never fetches). With `probe` set in
+/// the environment, prints both runs instead and returns false.
+pub fn assert_same(what: &str, probe: &str, theirs: (&Outcome, &str), mine: (&Outcome, &str)) -> bool {
+    let ((theirs, theirs_err), (mine, mine_err)) = (theirs, mine);
+    if std::env::var_os(probe).is_some() {
+        eprintln!(
+            "=== {what}\n--- upstream stdout\n{}--- upstream stderr\n{theirs_err}--- code {}",
+            theirs.stdout, theirs.code
+        );
+        eprintln!(
+            "--- ours stdout\n{}--- ours stderr\n{mine_err}--- code {}",
+            mine.stdout, mine.code
+        );
+        return false;
+    }
+    let upstream = Run {
+        stdout: theirs.stdout.clone(),
+        stderr: theirs_err.to_string(),
+        code: theirs.code,
+    };
+    assert_eq!(
+        expected_code(&upstream),
+        mine.code,
+        "exit code of {what}\nupstream stderr:\n{theirs_err}\nours:\n{mine_err}"
+    );
+    assert!(
+        theirs.stdout == mine.stdout,
+        "stdout of {what}:\n{}",
+        diff(&theirs.stdout, &mine.stdout)
+    );
+    assert!(
+        theirs.error_lines == mine.error_lines,
+        "stderr of {what}:\n{}",
+        diff(&theirs.error_lines, &mine.error_lines)
+    );
+    let warnings = |s: &str| -> Vec<String> {
+        klog_messages(s)
+            .into_iter()
+            .filter(|m| !m.starts_with("could not fetch a Kubernetes version from the internet"))
+            .collect()
+    };
+    assert_eq!(
+        warnings(theirs_err),
+        warnings(mine_err),
+        "klog warnings of {what}"
+    );
+    true
 }
