@@ -183,11 +183,18 @@ fn dry_run_prints_what_upstream_prints_and_changes_nothing() {
     )
     .expect("patch");
     std::fs::write(patches.join("kubeletconfiguration.yaml"), "maxPods: 42\n").expect("patch");
+    // Component configurations upgraded by hand: they replace the cluster's.
+    std::fs::write(
+        server.root().join("kubelet-only.yaml"),
+        "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nmaxPods: 99\n",
+    )
+    .expect("kubelet-only.yaml");
     let mut n = 0;
     for args in [
         &["v1.25.16", "--dry-run"][..],
         &["v1.25.16", "--dry-run", "--patches", "/patches"],
         &["v1.25.16", "--dry-run", "--print-config", "--etcd-upgrade=false"],
+        &["v1.25.16", "--dry-run", "--config", "/kubelet-only.yaml"],
     ] {
         n += compare(&server, args, "");
     }
@@ -215,7 +222,7 @@ fn dry_run_prints_what_upstream_prints_and_changes_nothing() {
     ] {
         n += compare_upgrade(&server, args, "");
     }
-    assert_eq!(n, 7);
+    assert_eq!(n, 8);
 }
 
 #[test]

@@ -157,6 +157,7 @@ fn control_plane_config(
         Path::new(KUBELET_CONF),
         &mut inputs,
         &mut warnings,
+        "",
     );
     kubeadm_phases::log_config_warnings(rep, &warnings);
     let cfg = fetched

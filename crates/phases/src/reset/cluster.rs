@@ -140,21 +140,30 @@ pub fn fetch_init_config(
     inputs: &mut DynamicInputs<'_>,
     warnings: &mut Vec<String>,
 ) -> Result<InitConfig, FetchConfigError> {
-    fetch(cluster, fs, kubelet_conf, inputs, warnings, false)
+    fetch(cluster, fs, kubelet_conf, inputs, warnings, None)
 }
 
 /// [`fetch_init_config`] with the kubelet's and kube-proxy's configurations read from their
 /// ConfigMaps rather than defaulted (upstream's `skipComponentConfigs` false, as `upgrade apply`
 /// loads them). A configuration whose ConfigMap carries kubeadm's valid signature counts as
-/// generated, any other as the user's.
+/// generated, any other as the user's. `local` (upstream's `FetchFromClusterWithLocalOverwrites`):
+/// a file's documents, whose `KubeletConfiguration` or `KubeProxyConfiguration` replaces the
+/// cluster's (and counts as the user's).
 pub fn fetch_init_config_with_components(
     cluster: &dyn Cluster,
     fs: &dyn Fs,
     kubelet_conf: &Path,
     inputs: &mut DynamicInputs<'_>,
     warnings: &mut Vec<String>,
+    local: &str,
 ) -> Result<InitConfig, FetchConfigError> {
-    fetch(cluster, fs, kubelet_conf, inputs, warnings, true)
+    fetch(cluster, fs, kubelet_conf, inputs, warnings, Some(local))
+}
+
+/// The document of `kind` among `text`'s (`---`-separated), if any.
+fn document_of_kind<'t>(text: &'t str, kind: &str) -> Option<&'t str> {
+    text.split("\n---")
+        .find(|doc| doc.lines().any(|l| l.trim_end() == format!("kind: {kind}")))
 }
 
 fn fetch(
@@ -163,7 +172,7 @@ fn fetch(
     kubelet_conf: &Path,
     inputs: &mut DynamicInputs<'_>,
     warnings: &mut Vec<String>,
-    with_components: bool,
+    with_components: Option<&str>,
 ) -> Result<InitConfig, FetchConfigError> {
     let cm = cluster
         .get_config_map_with_retry("kube-system", "kubeadm-config")
@@ -172,19 +181,17 @@ fn fetch(
         .pointer("/data/ClusterConfiguration")
         .and_then(Value::as_str)
         .ok_or(FetchConfigError::MissingKey)?;
-    let components = component_configs_present(cluster, warnings)?;
-    let mut cfg = if with_components {
-        let mut all = text.to_string();
-        for (doc, _) in components.iter().flatten() {
-            all.push_str("\n---\n");
-            all.push_str(doc);
-        }
-        let mut cfg = load_init_config("kubeadm-config", &all, inputs).map_err(FetchConfigError::Decode)?;
-        let generated = |c: &Option<(String, bool)>| c.as_ref().is_some_and(|(_, signed)| *signed);
-        cfg.user_supplied = (!generated(&components[1]), !generated(&components[0]));
-        cfg
-    } else {
-        load_init_config("kubeadm-config", text, inputs).map_err(FetchConfigError::Decode)?
+    // Upstream reads the component configurations right away, except when a file brings some:
+    // then after this node's registration (and the file's replace the cluster's).
+    let local = with_components.filter(|l| !l.is_empty());
+    // Without them (reset, plan), the ClusterConfiguration is decoded first, as upstream does.
+    let early = match with_components {
+        None => Some(load_init_config("kubeadm-config", text, inputs).map_err(FetchConfigError::Decode)?),
+        Some(_) => None,
+    };
+    let mut components = match local {
+        None => Some(component_configs_present(cluster, warnings)?),
+        Some(_) => None,
     };
 
     let node_name = node_name_from_kubelet_conf(fs, kubelet_conf).map_err(|e| {
@@ -202,24 +209,54 @@ fn fetch(
                 "node {node_name} doesn't have {CRI_SOCKET_ANNOTATION} annotation"
             ))
         })?;
-    let reg = &mut cfg.init.node_registration;
-    reg.name = node_name.clone();
-    reg.cri_socket = cri_socket.to_string();
-    reg.taints = node
-        .pointer("/spec/taints")
-        .map(|t| serde_json::from_value::<Vec<Taint>>(t.clone()).unwrap_or_default());
-
     let raw = crate::mirror_pods::retry(cluster, || api_endpoint_of_node(cluster, &node_name)).map_err(
         |reason| FetchConfigError::ApiEndpoint {
             node: node_name.clone(),
             reason,
         },
     )?;
-    cfg.init.local_api_endpoint =
-        api_endpoint_from_string(&raw).map_err(|e| FetchConfigError::ApiEndpoint {
-            node: node_name.clone(),
-            reason: format!("could not parse API endpoint for node {node_name:?}: {e}"),
-        })?;
+    let endpoint = api_endpoint_from_string(&raw).map_err(|e| FetchConfigError::ApiEndpoint {
+        node: node_name.clone(),
+        reason: format!("could not parse API endpoint for node {node_name:?}: {e}"),
+    })?;
+
+    const KINDS: [&str; 2] = ["KubeProxyConfiguration", "KubeletConfiguration"];
+    if local.is_some() {
+        components = Some(component_configs_present(cluster, warnings)?);
+    }
+    let mut cfg = match (early, with_components, components) {
+        (Some(cfg), _, _) => cfg,
+        (None, Some(local), Some(components)) => {
+            // kube-proxy's, then the kubelet's: the file's when it has one (the user's), else
+            // the cluster's (generated when kubeadm's signature holds).
+            let mut all = text.to_string();
+            let mut user_supplied = [true, true];
+            for (i, kind) in KINDS.iter().enumerate() {
+                let doc = match (document_of_kind(local, kind), &components[i]) {
+                    (Some(doc), _) => doc,
+                    (None, Some((doc, signed))) => {
+                        user_supplied[i] = !signed;
+                        doc.as_str()
+                    }
+                    (None, None) => continue,
+                };
+                all.push_str("\n---\n");
+                all.push_str(doc.trim_start_matches('\n'));
+            }
+            let mut cfg =
+                load_init_config("kubeadm-config", &all, inputs).map_err(FetchConfigError::Decode)?;
+            cfg.user_supplied = (user_supplied[1], user_supplied[0]);
+            cfg
+        }
+        _ => load_init_config("kubeadm-config", text, inputs).map_err(FetchConfigError::Decode)?,
+    };
+    let reg = &mut cfg.init.node_registration;
+    reg.name = node_name.clone();
+    reg.cri_socket = cri_socket.to_string();
+    reg.taints = node
+        .pointer("/spec/taints")
+        .map(|t| serde_json::from_value::<Vec<Taint>>(t.clone()).unwrap_or_default());
+    cfg.init.local_api_endpoint = endpoint;
     Ok(cfg)
 }
 

@@ -103,6 +103,12 @@ pub fn load_config(
             return Ok((cfg, true));
         }
     }
+    // A file of component configurations only: they replace the cluster's (apply).
+    let local_components = if path.is_empty() {
+        String::new()
+    } else {
+        String::from_utf8_lossy(&fs.read(Path::new(path)).unwrap_or_default()).into_owned()
+    };
     printer.print("[upgrade/config] Reading configuration from the cluster...\n");
     printer.print("[upgrade/config] FYI: You can look at this config file with 'kubectl -n kube-system get cm kubeadm-config -o yaml'\n");
     let mut warnings = Vec::new();
@@ -113,6 +119,7 @@ pub fn load_config(
             kubelet_conf,
             &mut inputs,
             &mut warnings,
+            &local_components,
         )
     } else {
         fetch_init_config(cluster, fs, kubelet_conf, &mut inputs, &mut warnings)
@@ -125,6 +132,17 @@ pub fn load_config(
     match fetched {
         Ok(mut cfg) => {
             log_config_warnings(printer.rep, &cfg.warnings);
+            if with_components && !local_components.is_empty() {
+                // Upstream defaults the component configurations once more after merging the
+                // file's (`componentconfigs.Default`), and the kubelet's defaulting logs again.
+                let again: Vec<String> = cfg
+                    .warnings
+                    .iter()
+                    .filter(|w| w.starts_with("cannot determine if systemd-resolved is active"))
+                    .cloned()
+                    .collect();
+                log_config_warnings(printer.rep, &again);
+            }
             if path.is_empty() {
                 mutate_image_repository(&mut cfg, cluster, printer.rep).map_err(fatal)?;
             }
