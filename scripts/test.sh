@@ -1,8 +1,14 @@
 #!/usr/bin/env bash
 # The project's test command: lints, the dependency-graph check and every test, including the
 # differential tests that run upstream kubeadm v1.25.16 (built from Go modules when missing).
+# `--long` also runs the testbed's runs CI leaves out (see testbed/test.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+case "${1:-}" in
+  --long) export TB_LONG=1 ;;
+  "") ;;
+  *) echo "usage: scripts/test.sh [--long]" >&2; exit 2 ;;
+esac
 testbed/upstream/build.sh kubeadm
 # As root, the other upstream components too (the testbed and the API-server tests run them); about
 # 17 minutes cold on 2 cores, nothing when cached.
@@ -21,5 +27,6 @@ cargo test --workspace
 # Go YAML oracle (built above) and, as root, a real containerd the CRI tests start in a temp dir.
 cargo test -p kubeadm-yaml --test oracle_proptest -- --ignored
 if [ "$(id -u)" = 0 ]; then cargo test -p kubeadm-host --test cri_containerd -- --ignored; fi
-# The real-node testbed (root only): upstream kubeadm init, join and reset on nodes in namespaces.
+# The real-node testbed (root only): upstream's and our kubeadm init, join, upgrade and reset on
+# nodes in namespaces.
 if [ "$(id -u)" = 0 ]; then bash testbed/test.sh; else echo "testbed skipped: it needs root"; fi

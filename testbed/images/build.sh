@@ -2,11 +2,16 @@
 # Assembles the OCI image archives kubeadm v1.25.16 asks for, from the binaries that
 # testbed/upstream/build.sh leaves in the cache, so that a node never pulls anything.
 #
-#   testbed/images/build.sh            -> ${KUBEADM_RS_CACHE:-$HOME/.cache/kubeadm-rs}/images/*.tar
+#   testbed/images/build.sh                  -> ${KUBEADM_RS_CACHE:-$HOME/.cache/kubeadm-rs}/images/*.tar
+#   testbed/images/build.sh --list [SET]     archive and image name, one per line
 #
 # The names are exactly those of `kubeadm config images list` for v1.25.16. Archives are rebuilt only
 # when missing (they are reproducible: same inputs, same digests). Import one with
 #   ctr -n k8s.io images import FILE.tar
+#
+# Sets for --list: `default` (no SET) is the seven images of v1.25.16, which every node imports;
+# `v1.25.15` is kube-apiserver, kube-controller-manager, kube-scheduler and kube-proxy v1.25.15
+# (upstream/v1.25.15/), which only the `upgrade` scenario imports (tb_node_import_images); `all` is both.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cache="${KUBEADM_RS_CACHE:-$HOME/.cache/kubeadm-rs}"
@@ -25,14 +30,28 @@ declare -A names=(
   [coredns]=registry.k8s.io/coredns/coredns:v1.9.3
   [pause]=registry.k8s.io/pause:3.8
 )
+# The control plane and kube-proxy of v1.25.15, the version the `upgrade` scenario starts from.
+declare -A old_names=(
+  [kube-apiserver-v1.25.15]=registry.k8s.io/kube-apiserver:v1.25.15
+  [kube-controller-manager-v1.25.15]=registry.k8s.io/kube-controller-manager:v1.25.15
+  [kube-scheduler-v1.25.15]=registry.k8s.io/kube-scheduler:v1.25.15
+  [kube-proxy-v1.25.15]=registry.k8s.io/kube-proxy:v1.25.15
+)
 if [ "${1:-}" = --list ]; then
-  for k in "${!names[@]}"; do echo "$out/$k.tar ${names[$k]}"; done | sort
+  set="${2:-default}"
+  case "$set" in default|v1.25.15|all) ;; *) echo "build.sh: unknown set $set (default, v1.25.15, all)" >&2; exit 2 ;; esac
+  {
+    if [ "$set" != v1.25.15 ]; then for k in "${!names[@]}"; do echo "$out/$k.tar ${names[$k]}"; done; fi
+    if [ "$set" != default ]; then for k in "${!old_names[@]}"; do echo "$out/$k.tar ${old_names[$k]}"; done; fi
+  } | sort
   exit 0
 fi
 
 # Control-plane images: the static pod manifests run the bare command name, found through PATH.
 for c in kube-apiserver kube-controller-manager kube-scheduler; do
   [ -s "$out/$c.tar" ] || mk "$out/$c.tar" "${names[$c]}" --file "$bin/$c:/usr/local/bin/$c" --dir /tmp
+  [ -s "$out/$c-v1.25.15.tar" ] || mk "$out/$c-v1.25.15.tar" "${old_names[$c-v1.25.15]}" \
+    --file "$bin/v1.25.15/$c:/usr/local/bin/$c" --dir /tmp
 done
 [ -s "$out/etcd.tar" ] || mk "$out/etcd.tar" "${names[etcd]}" --file "$bin/etcd:/usr/local/bin/etcd" \
   --dir /var/lib/etcd --dir /tmp
@@ -40,8 +59,8 @@ done
 [ -s "$out/coredns.tar" ] || mk "$out/coredns.tar" "${names[coredns]}" --file "$bin/coredns:/coredns" \
   --entrypoint '["/coredns"]'
 
-# pause: a tiny static program of ours.
-if [ ! -s "$out/pause.tar" ]; then
+# pause: a tiny static program of ours, rebuilt when its source is newer than the archive.
+if [ ! -s "$out/pause.tar" ] || [ "$here/pause.c" -nt "$out/pause.tar" ]; then
   tmp=$(mktemp -d)
   gcc -static -Os -o "$tmp/pause" "$here/pause.c"
   strip "$tmp/pause"
@@ -52,9 +71,11 @@ fi
 # kube-proxy runs iptables-save/-restore (and conntrack for UDP) inside its container: take the
 # nf_tables flavour of Debian's iptables with its extension modules and every shared library they
 # load, at the paths the dynamic loader and libxtables look in.
-if [ ! -s "$out/kube-proxy.tar" ]; then
+# kube_proxy ARCHIVE IMAGE BINARY
+kube_proxy() {
+  local archive=$1 image=$2 binary=$3 xt t libs l args
   xt=/usr/lib/x86_64-linux-gnu/xtables
-  args=(--file "$bin/kube-proxy:/usr/local/bin/kube-proxy" --tree "$xt:$xt"
+  args=(--file "$binary:/usr/local/bin/kube-proxy" --tree "$xt:$xt"
         --file /usr/sbin/xtables-nft-multi:/usr/sbin/xtables-nft-multi
         --file /usr/sbin/conntrack:/usr/sbin/conntrack
         --link /lib:usr/lib --link /lib64:usr/lib64 --dir /run --dir /tmp)
@@ -73,5 +94,8 @@ if [ ! -s "$out/kube-proxy.tar" ]; then
       *) args+=(--file "$l:/usr/lib/x86_64-linux-gnu/$(basename "$l")") ;;
     esac
   done
-  mk "$out/kube-proxy.tar" "${names[kube-proxy]}" "${args[@]}"
-fi
+  mk "$archive" "$image" "${args[@]}"
+}
+[ -s "$out/kube-proxy.tar" ] || kube_proxy "$out/kube-proxy.tar" "${names[kube-proxy]}" "$bin/kube-proxy"
+[ -s "$out/kube-proxy-v1.25.15.tar" ] ||
+  kube_proxy "$out/kube-proxy-v1.25.15.tar" "${old_names[kube-proxy-v1.25.15]}" "$bin/v1.25.15/kube-proxy"

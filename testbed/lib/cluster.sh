@@ -76,3 +76,37 @@ tb_node_reset() {
   [ -z "$(tb_node_exec "$n" sh -c 'ls /etc/kubernetes/*.conf' 2>/dev/null)" ] || return 1
   TB_WHY=""
 }
+
+# tb_dump_api_objects N DIR: every object kind lib/api_objects.py compares, as one JSON List per kind
+# (upstream kubectl on node N, managedFields shown: their manager names tell how a client identifies
+# itself), into DIR: kubeadm's ConfigMaps, Secrets, Roles and RoleBindings of kube-system and
+# kube-public, ClusterRoles, ClusterRoleBindings, the coredns and kube-proxy ServiceAccounts,
+# Deployment, Service and DaemonSet, and node N's Node. The same kinds as api-objects.sh's dump.
+tb_dump_api_objects() {
+  local n=$1 out=$2 ns kind
+  mkdir -p "$out"
+  for ns in kube-system kube-public; do
+    for kind in configmaps secrets roles rolebindings; do
+      tb_kubectl "$n" get --show-managed-fields -o json -n "$ns" "$kind" >"$out/$ns.$kind.json" || return 1
+    done
+  done
+  tb_kubectl "$n" get --show-managed-fields -o json clusterroles >"$out/clusterroles.json" &&
+    tb_kubectl "$n" get --show-managed-fields -o json clusterrolebindings >"$out/clusterrolebindings.json" &&
+    tb_kubectl "$n" get --show-managed-fields -o json -n kube-system serviceaccounts coredns kube-proxy \
+      >"$out/serviceaccounts.json" &&
+    tb_kubectl "$n" get --show-managed-fields -o json -n kube-system deployments coredns >"$out/deployments.json" &&
+    tb_kubectl "$n" get --show-managed-fields -o json -n kube-system services kube-dns >"$out/services.json" &&
+    tb_kubectl "$n" get --show-managed-fields -o json -n kube-system daemonsets kube-proxy >"$out/daemonsets.json" &&
+    tb_kubectl "$n" get --show-managed-fields -o json nodes "$(tb_node_name "$n")" >"$out/nodes.json"
+}
+
+# tb_dump_node_files N DIR FILE...: each FILE of node N as DIR/BASENAME: its mode (stat %a) on the
+# first line, then its bytes; an absent file gives an empty DIR/BASENAME. For `diff -r` between runs.
+tb_dump_node_files() {
+  local n=$1 out=$2 f
+  shift 2
+  mkdir -p "$out"
+  for f in "$@"; do
+    tb_node_exec "$n" sh -c "test ! -f $f || { stat -c %a $f && cat $f; }" >"$out/${f##*/}" || return 1
+  done
+}

@@ -95,6 +95,7 @@ tb_setup() {
 }
 
 # tb_node_create N: namespaces, network, mounts, cgroups, containerd with all images, kubelet service.
+# TB_NODE_IMAGE_SETS (e.g. "v1.25.15") names image sets imported besides the default one.
 tb_node_create() {
   local n=$1 name ip dir c cg
   name=$(tb_node_name "$n")
@@ -163,17 +164,34 @@ tb_node_create() {
   echo $! >"$dir/containerd.pid"
   tb_poll 60 "$name: containerd answers" tb_node_exec "$n" ctr version ||
     { tb_fail_logs "$n"; tb_die "$name: containerd did not start"; }
-  local t0 img
+  local t0 set
   t0=$(date +%s)
-  while read -r img _; do
-    if [ ! -e "$img" ] && [ -n "${TB_ALLOW_MISSING_IMAGES:-}" ]; then continue; fi
-    tb_node_exec "$n" ctr -n k8s.io images import "$img" >>"$dir/import.log" 2>&1 ||
-      tb_die "$name: importing $img failed: $(tail -3 "$dir/import.log")"
-  done < <("$TB_LIB/../images/build.sh" --list)
+  # The images kubeadm v1.25.16 asks for, and the sets a scenario opted into (TB_NODE_IMAGE_SETS).
+  for set in default ${TB_NODE_IMAGE_SETS:-}; do
+    tb_node_import_images "$n" "$set"
+  done
   tb_log "$name: images imported in $(($(date +%s) - t0))s"
 
   tb_node_exec "$n" setsid bash "$TB_LIB/kubelet-service.sh" "$dir" </dev/null >>"$dir/kubelet-service.log" 2>&1 &
   echo $! >"$dir/kubelet-service.pid"
+}
+
+# tb_node_import_images N SET [IMAGE...]: imports into node N's containerd (namespace k8s.io, the
+# CRI's) the image archives of SET, as `images/build.sh --list SET` names them: default (what kubeadm
+# v1.25.16 asks for; every node gets those), v1.25.15 (the control plane and kube-proxy the `upgrade`
+# scenario starts from) or all; with IMAGEs, only the archives of those image names. Archives are
+# imported one by one, output in nodeN/import.log.
+tb_node_import_images() {
+  local n=$1 set=$2 name dir img image
+  shift 2
+  name=$(tb_node_name "$n")
+  dir=$TB_RUN/$name
+  while read -r img image; do
+    if [ $# -gt 0 ] && ! printf '%s\n' "$@" | grep -qxF "$image"; then continue; fi
+    if [ ! -e "$img" ] && [ -n "${TB_ALLOW_MISSING_IMAGES:-}" ]; then continue; fi
+    tb_node_exec "$n" ctr -n k8s.io images import "$img" >>"$dir/import.log" 2>&1 ||
+      tb_die "$name: importing $img failed: $(tail -3 "$dir/import.log")"
+  done < <("$TB_LIB/../images/build.sh" --list "$set")
 }
 
 # tb_fail_logs N...: prints the tail of the logs that explain a failure on those nodes.

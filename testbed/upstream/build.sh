@@ -7,7 +7,9 @@
 # Programs: kubeadm kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl
 #           (Kubernetes v1.25.16, this directory's go.mod), etcd (v3.5.9, etcd/go.mod: the version
 #           kubeadm v1.25.16 deploys), coredns (v1.9.3, coredns/go.mod), crictl (cri-tools v1.34.0,
-#           crictl/go.mod).
+#           crictl/go.mod); v1.25.15/kube-apiserver v1.25.15/kube-controller-manager
+#           v1.25.15/kube-scheduler v1.25.15/kube-proxy (Kubernetes v1.25.15, v1.25.15/go.mod: the
+#           version the `upgrade` scenario upgrades from; they land in upstream/v1.25.15/).
 #
 # The binaries land in ${KUBEADM_RS_CACHE:-$HOME/.cache/kubeadm-rs}/upstream/ and are built only when
 # missing; all are static (CGO_ENABLED=0) so that they can be dropped into a from-scratch image. Notes:
@@ -17,6 +19,8 @@
 # - The checksum database does not answer for all of them either, so go.sum (committed) is the
 #   authority and GOSUMDB is off for these builds.
 # - cri-tools is served only from v1.34.0 on; see crictl/tools.go.
+# - v1.25.15/go.mod pins every staging module at v0.25.15 (all served); it is a module of its own so
+#   that the two Kubernetes versions never share a build list.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out="${KUBEADM_RS_CACHE:-$HOME/.cache/kubeadm-rs}/upstream"
@@ -32,18 +36,32 @@ for kv in "gitVersion=$k8s_version" gitMajor=1 gitMinor=25 "gitCommit=$k8s_commi
   k8s_ldflags="$k8s_ldflags -X k8s.io/component-base/version.$kv -X k8s.io/client-go/pkg/version.$kv"
 done
 
+# v1.25.15: the commit of the v1.25.15 tag is in neither the module zip nor the proxy's .info (which
+# has no Origin for it, unlike v1.25.16's), so gitCommit is left empty; buildDate is the tag's time
+# as the module proxy reports it (`go list -m -json k8s.io/kubernetes@v1.25.15`: 2023-10-18T16:56:39Z).
+# Only gitVersion matters to kubeadm (it reads the API server's /version to plan an upgrade).
+k8s_old_version=v1.25.15
+k8s_old_ldflags="$linkflags"
+for kv in "gitVersion=$k8s_old_version" gitMajor=1 gitMinor=25 gitCommit= gitTreeState=clean \
+          buildDate=2023-10-18T16:56:39Z; do
+  k8s_old_ldflags="$k8s_old_ldflags -X k8s.io/component-base/version.$kv -X k8s.io/client-go/pkg/version.$kv"
+done
+
 # build NAME MODULE_DIR PACKAGE LDFLAGS
 build() {
   local name=$1 dir=$2 pkg=$3 flags=$4 start
   if [ -x "$out/$name" ]; then return 0; fi
   echo "building upstream $name ($pkg)" >&2
   start=$(date +%s)
+  mkdir -p "$(dirname "$out/$name")"
   (cd "$dir" && go build -trimpath -ldflags "$flags" -o "$out/$name.tmp" "$pkg")
   mv "$out/$name.tmp" "$out/$name"
   echo "built $name in $(( $(date +%s) - start ))s" >&2
 }
 
-all=(kubeadm kubectl kube-apiserver kube-controller-manager kube-scheduler kube-proxy kubelet etcd coredns crictl)
+old=(v1.25.15/kube-apiserver v1.25.15/kube-controller-manager v1.25.15/kube-scheduler v1.25.15/kube-proxy)
+all=(kubeadm kubectl kube-apiserver kube-controller-manager kube-scheduler kube-proxy kubelet etcd coredns crictl
+     "${old[@]}")
 progs=("$@")
 [ ${#progs[@]} -gt 0 ] || progs=(kubeadm)
 [ "${progs[*]}" != all ] || progs=("${all[@]}")
@@ -51,6 +69,8 @@ for p in "${progs[@]}"; do
   case "$p" in
     kubeadm|kubectl|kube-apiserver|kube-controller-manager|kube-scheduler|kube-proxy|kubelet)
       build "$p" "$here" "k8s.io/kubernetes/cmd/$p" "$k8s_ldflags" ;;
+    v1.25.15/kube-apiserver|v1.25.15/kube-controller-manager|v1.25.15/kube-scheduler|v1.25.15/kube-proxy)
+      build "$p" "$here/v1.25.15" "k8s.io/kubernetes/cmd/${p#*/}" "$k8s_old_ldflags" ;;
     etcd)
       build etcd "$here/etcd" go.etcd.io/etcd/server/v3 "$linkflags" ;;
     coredns)
