@@ -24,6 +24,30 @@ check() {
     echo "=== testbed: $name FAILED" >&2
   fi
 }
+# files_same A B: the files under A and B are the same, but for the order of the members in etcd's
+# --initial-cluster: kubeadm writes them in the order etcd lists them, which is by member ID, random
+# in every cluster (upstream's joins and ours alike), so two runs are compared as sets there.
+files_same() {
+  python3 - "$1" "$2" <<'PY'
+import difflib, os, re, sys
+a, b = sys.argv[1], sys.argv[2]
+def files(root):
+    return sorted(os.path.relpath(os.path.join(d, f), root) for d, _, fs in os.walk(root) for f in fs)
+def norm(text):
+    return re.sub(r"(--initial-cluster=)(\S+)", lambda m: m.group(1) + ",".join(sorted(m.group(2).split(","))), text)
+fa, fb = files(a), files(b)
+ok = fa == fb
+if not ok:
+    print("the file lists differ:", sorted(set(fa) ^ set(fb)))
+for rel in sorted(set(fa) & set(fb)):
+    ta, tb = (norm(open(os.path.join(r, rel)).read()) for r in (a, b))
+    if ta != tb:
+        ok = False
+        sys.stdout.writelines(difflib.unified_diff(ta.splitlines(True), tb.splitlines(True), "a/" + rel, "b/" + rel))
+sys.exit(0 if ok else 1)
+PY
+}
+
 "$here/upstream/build.sh" all && "$here/images/build.sh" || { echo "testbed: 0 passed, 1 failed"; exit 1; }
 check "diff selftest" "$here/diff/selftest.sh"
 # What the joins of `ha` wrote and what `upgrade` left, by run, to compare upstream's with ours.
@@ -74,9 +98,9 @@ if [ ${#args[@]} = 0 ]; then
     check "scenario ha (our init, joins, upgrade node on control planes and resets)" \
       env TB_JOIN_KUBEADM="$ours" TB_RESET_KUBEADM="$ours" TB_HA_FILES="$ha_files/ours" TB_HA_UPGRADE="$ours" \
       "$here/scenario.sh" ha --kubeadm "$ours"
-    # Byte for byte and mode: the manifests (etcd's with its --initial-cluster) and the kubelet's files
-    # our control-plane and worker joins wrote, against upstream's on the same nodes.
-    check "ha: our joins wrote upstream's manifests and kubelet files" diff -r "$ha_files/upstream" "$ha_files/ours"
+    # Byte for byte and mode: the manifests (etcd's with its --initial-cluster, as a set) and the
+    # kubelet's files our control-plane and worker joins wrote, against upstream's on the same nodes.
+    check "ha: our joins wrote upstream's manifests and kubelet files" files_same "$ha_files/upstream" "$ha_files/ours"
     # upgrade: upstream's init and join, then every upgrade command ours (diff, node --dry-run,
     # apply, node on the worker, and the failing apply rolled back, with a 60 s wait per component
     # instead of upstream's 5 minutes); the API objects and files it leaves must be the reference
