@@ -21,11 +21,10 @@ use kubeadm_core::upgrade::version::SemanticVersion;
 use kubeadm_effects::cluster::Cluster;
 use kubeadm_effects::fs::Fs;
 use kubeadm_effects::report::Reporter;
-use kubeadm_phases::preflight::{IgnoreSet, control_plane_images, image_pull_checks, run_checks};
+use kubeadm_phases::preflight::{IgnoreSet, pull_images};
 use kubeadm_phases::upgrade::common::{
-    Format, Printer, coredns_checks, fix_cri_socket_scheme, load_config, print_configuration, root_check,
+    Format, Printer, fix_cri_socket_scheme, load_config, preflight_and_health, print_configuration,
 };
-use kubeadm_phases::upgrade::health::check_cluster_health;
 use kubeadm_phases::upgrade::postupgrade::{PostUpgrade, old_taint_message, remove_old_control_plane_taint};
 use kubeadm_phases::upgrade::staticpods::{
     self, StaticPodUpgrade, UPGRADE_MANIFEST_TIMEOUT_ENV, manifest_timeout, timeout_text,
@@ -99,21 +98,9 @@ pub(crate) fn run(inv: &Invocation<'_>, _: &mut Output) -> Result<(), CommandErr
     cfg.init.node_registration.ignore_preflight_errors = ignore.iter().cloned().collect();
     let ignore = IgnoreSet::from(ignore);
 
-    printer.print("[preflight] Running pre-flight checks.\n");
     let host_probe = crate::setup::host_probe();
-    root_check(&*host_probe, &ignore, &rep)?;
-    coredns_checks(cluster, &ignore, &rep)?;
     let pause = image_settings(&cfg).pause_image();
-    check_cluster_health(
-        cluster,
-        &*host_probe,
-        MANIFESTS_DIR,
-        &pause,
-        dry_run,
-        &ignore,
-        &rep,
-    )
-    .map_err(|e| CommandError::Failed(format!("[upgrade/health] FATAL: {e}")))?;
+    preflight_and_health(cluster, &*host_probe, &pause, dry_run, &ignore, &printer)?;
 
     let gates = f.string("feature-gates");
     if !gates.is_empty() {
@@ -188,22 +175,9 @@ pub(crate) fn run(inv: &Invocation<'_>, _: &mut Output) -> Result<(), CommandErr
 
     let runtime = crate::setup::runtime(&cfg.init.node_registration.cri_socket)
         .map_err(|e| CommandError::Failed(e.to_string()))?;
-    if dry_run {
-        rep.out("[upgrade/prepull] Would pull the required images (like 'kubeadm config images pull')\n");
-    } else {
-        rep.out(
-            "[upgrade/prepull] Pulling images required for setting up a Kubernetes cluster\n\
-             [upgrade/prepull] This might take a minute or two, depending on the speed of your internet connection\n\
-             [upgrade/prepull] You can also perform this action in beforehand using 'kubeadm config images pull'\n",
-        );
-        let checks = image_pull_checks(
-            control_plane_images(&cfg),
-            &cfg.init.node_registration.image_pull_policy,
-        );
-        run_checks(&checks, &*host_probe, &runtime, &ignore)
-            .report(&rep)
-            .map_err(|e| CommandError::Preflight(e.to_string()))?;
-    }
+    pull_images(&cfg, &ignore, &*host_probe, &runtime, dry_run, "upgrade/prepull")
+        .report(&rep)
+        .map_err(|e| CommandError::Preflight(e.to_string()))?;
 
     let patches_dir = f.string("patches");
     let patches = if patches_dir.is_empty() {

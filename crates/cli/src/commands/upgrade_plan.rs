@@ -20,10 +20,9 @@ use kubeadm_host::cluster::KubeCluster;
 use kubeadm_host::fs::RealFs;
 use kubeadm_phases::preflight::IgnoreSet;
 use kubeadm_phases::upgrade::common::{
-    Format, Printer, coredns_checks, fix_cri_socket_scheme, load_config, print_configuration, root_check,
+    Format, Printer, fix_cri_socket_scheme, load_config, preflight_and_health, print_configuration,
 };
 use kubeadm_phases::upgrade::component_configs::{component_config_states, config_states_text};
-use kubeadm_phases::upgrade::health::check_cluster_health;
 use kubeadm_phases::upgrade::plan::print_upgrade;
 use kubeadm_phases::upgrade::versions::ClusterVersions;
 
@@ -90,21 +89,15 @@ pub(crate) fn run(inv: &Invocation<'_>, _: &mut Output) -> Result<(), CommandErr
     .map_err(|e| CommandError::Validation(e.to_string()))?;
     let ignore = IgnoreSet::from(ignore);
 
-    printer.print("[preflight] Running pre-flight checks.\n");
-    root_check(&*crate::setup::host_probe(), &ignore, &rep)?;
-    coredns_checks(&cluster, &ignore, &rep)?;
-
     let pause = image_settings(&cfg).pause_image();
-    check_cluster_health(
+    preflight_and_health(
         &cluster,
         &*crate::setup::host_probe(),
-        MANIFESTS_DIR,
         &pause,
         false,
         &ignore,
-        &rep,
-    )
-    .map_err(|e| CommandError::Failed(format!("[upgrade/health] FATAL: {e}")))?;
+        &printer,
+    )?;
 
     let gates = f.string("feature-gates");
     if !gates.is_empty() {

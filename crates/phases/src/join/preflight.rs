@@ -13,8 +13,7 @@ use kubeadm_workflow::PhaseError;
 use crate::join::JoinData;
 use crate::join::cluster_config::ensure_init_cfg;
 use crate::preflight::{
-    IgnoreSet, PreflightRun, Stream, control_plane_images, control_plane_join_checks, image_pull_checks,
-    run_checks, run_join_preflight,
+    IgnoreSet, PreflightRun, Stream, control_plane_join_checks, pull_images, run_checks, run_join_preflight,
 };
 
 /// The cluster cannot take another control plane (upstream's `notReadyToJoinControlPlaneTemp`).
@@ -44,22 +43,16 @@ pub(crate) fn run_preflight(data: &mut JoinData) -> Result<(), PhaseError> {
     data.say("[preflight] Running pre-flight checks before initializing the new control plane instance");
     let checks = control_plane_join_checks(cfg, has_key);
     let run = run_checks(&checks, &*data.host_probe, &*data.runtime, &ignore);
-    let pull = image_pull_checks(
-        control_plane_images(cfg),
-        &cfg.init.node_registration.image_pull_policy,
-    );
     report(data, run)?;
-    if data.dry_run {
-        data.say("[preflight] Would pull the required images (like 'kubeadm config images pull')");
-        return Ok(());
-    }
-    data.say("[preflight] Pulling images required for setting up a Kubernetes cluster");
-    data.say(
-        "[preflight] This might take a minute or two, depending on the speed of your internet connection",
+    let pull = pull_images(
+        cfg,
+        &ignore,
+        &*data.host_probe,
+        &*data.runtime,
+        data.dry_run,
+        "preflight",
     );
-    data.say("[preflight] You can also perform this action in beforehand using 'kubeadm config images pull'");
-    let run = run_checks(&pull, &*data.host_probe, &*data.runtime, &ignore);
-    report(data, run)
+    report(data, pull)
 }
 
 /// Prints what the checks printed and fails with their error (exit code 2 in the CLI).

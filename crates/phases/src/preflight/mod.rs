@@ -551,6 +551,44 @@ pub fn image_pull_checks(images: Vec<String>, policy: &str) -> Vec<Check> {
     }]
 }
 
+/// Upstream's image pull before a control plane is set up or upgraded (`RunPullImagesCheck` and the
+/// lines around it), under `prefix` (`preflight`, or `upgrade/prepull` for `upgrade apply`): in a dry
+/// run only the line that says it would pull; else the three progress lines, then the `ImagePull`
+/// check over the control-plane images with the node's pull policy.
+pub fn pull_images(
+    cfg: &InitConfig,
+    ignore: &IgnoreSet,
+    host: &dyn HostProbe,
+    runtime: &dyn Runtime,
+    dry_run: bool,
+    prefix: &str,
+) -> PreflightRun {
+    let mut run = PreflightRun::default();
+    if dry_run {
+        run.output.push((
+            Stream::Stdout,
+            format!("[{prefix}] Would pull the required images (like 'kubeadm config images pull')\n"),
+        ));
+        return run;
+    }
+    run.output.push((
+        Stream::Stdout,
+        format!(
+            "[{prefix}] Pulling images required for setting up a Kubernetes cluster\n\
+             [{prefix}] This might take a minute or two, depending on the speed of your internet connection\n\
+             [{prefix}] You can also perform this action in beforehand using 'kubeadm config images pull'\n"
+        ),
+    ));
+    let policy = &cfg.init.node_registration.image_pull_policy;
+    run.append(run_checks(
+        &image_pull_checks(control_plane_images(cfg), policy),
+        host,
+        runtime,
+        ignore,
+    ));
+    run
+}
+
 /// The images `init` pulls in preflight: upstream's `images.GetControlPlaneImages`.
 pub fn control_plane_images(cfg: &InitConfig) -> Vec<String> {
     kubeadm_core::manifests::image_settings(&cfg.cluster, &cfg.resolved)
@@ -574,27 +612,7 @@ pub fn run_init_preflight(
     if run.error.is_some() {
         return run;
     }
-    if dry_run {
-        run.output.push((
-            Stream::Stdout,
-            "[preflight] Would pull the required images (like 'kubeadm config images pull')\n".into(),
-        ));
-        return run;
-    }
-    run.output.push((
-        Stream::Stdout,
-        "[preflight] Pulling images required for setting up a Kubernetes cluster\n\
-         [preflight] This might take a minute or two, depending on the speed of your internet connection\n\
-         [preflight] You can also perform this action in beforehand using 'kubeadm config images pull'\n"
-            .into(),
-    ));
-    let policy = &cfg.init.node_registration.image_pull_policy;
-    run.append(run_checks(
-        &image_pull_checks(control_plane_images(cfg), policy),
-        host,
-        runtime,
-        ignore,
-    ));
+    run.append(pull_images(cfg, ignore, host, runtime, dry_run, "preflight"));
     run
 }
 

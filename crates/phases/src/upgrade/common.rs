@@ -285,6 +285,32 @@ pub fn print_configuration(printer: &Printer<'_>, cfg: &InitConfig) {
     printer.print(&text);
 }
 
+/// The checks `upgrade plan` and `apply` run before anything else (upstream's
+/// `runPreflightChecks`, then `CheckClusterHealth`): root, CoreDNS, and the cluster's health, whose
+/// Job a dry run only announces.
+pub fn preflight_and_health(
+    cluster: &dyn Cluster,
+    host: &dyn HostProbe,
+    pause_image: &str,
+    dry_run: bool,
+    ignore: &IgnoreSet,
+    printer: &Printer<'_>,
+) -> Result<(), UpgradeError> {
+    printer.print("[preflight] Running pre-flight checks.\n");
+    root_check(host, ignore, printer.rep)?;
+    coredns_checks(cluster, ignore, printer.rep)?;
+    crate::upgrade::health::check_cluster_health(
+        cluster,
+        host,
+        kubeadm_core::layout::MANIFESTS_DIR,
+        pause_image,
+        dry_run,
+        ignore,
+        printer.rep,
+    )
+    .map_err(|e| UpgradeError::Failed(format!("[upgrade/health] FATAL: {e}")))
+}
+
 /// Upstream's `RunRootCheckOnly`.
 pub fn root_check(host: &dyn HostProbe, ignore: &IgnoreSet, rep: &dyn Reporter) -> Result<(), UpgradeError> {
     if host.uid() == 0 {

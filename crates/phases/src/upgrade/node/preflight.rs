@@ -3,7 +3,7 @@
 
 use kubeadm_workflow::PhaseError;
 
-use crate::preflight::{IgnoreSet, control_plane_images, image_pull_checks, root_checks, run_checks};
+use crate::preflight::{IgnoreSet, pull_images, root_checks, run_checks};
 use crate::upgrade::node::NodeData;
 
 /// Upstream's `runPreflight`: the root check, then the image pull of a control-plane node.
@@ -15,19 +15,14 @@ pub(crate) fn run_preflight(data: &mut NodeData) -> Result<(), PhaseError> {
         data.say("[preflight] Skipping prepull. Not a control plane node.");
         return Ok(());
     }
-    if data.dry_run {
-        data.say("[preflight] Would pull the required images (like 'kubeadm config images pull')");
-        return Ok(());
-    }
-    data.say("[preflight] Pulling images required for setting up a Kubernetes cluster");
-    data.say(
-        "[preflight] This might take a minute or two, depending on the speed of your internet connection",
-    );
-    data.say("[preflight] You can also perform this action in beforehand using 'kubeadm config images pull'");
-    let pull = image_pull_checks(
-        control_plane_images(&data.cfg),
-        &data.cfg.init.node_registration.image_pull_policy,
-    );
-    run_checks(&pull, &*data.host_probe, &*data.runtime, &ignore).report(&*data.reporter)?;
+    pull_images(
+        &data.cfg,
+        &ignore,
+        &*data.host_probe,
+        &*data.runtime,
+        data.dry_run,
+        "preflight",
+    )
+    .report(&*data.reporter)?;
     Ok(())
 }
