@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use kubeadm_api::internal::InitConfig;
 use kubeadm_core::manifests::{self, Component, ManifestHostFacts, StaticPod};
 use kubeadm_core::patches::PatchManager;
-use kubeadm_core::pki::{EtcdMode, KeyAlgorithm};
+use kubeadm_core::pki::EtcdMode;
 use kubeadm_effects::cluster::{Cluster, ListOptions, Resource};
 use kubeadm_effects::cri::Runtime;
 use kubeadm_effects::etcd::Etcd;
@@ -1054,11 +1054,6 @@ pub fn dry_run(
         );
     }
     Ok(())
-}
-
-/// The key algorithm of renewed certificates (kept for callers that pre-generate keys).
-pub fn renewal_key_algorithm(cfg: &InitConfig) -> KeyAlgorithm {
-    crate::init::pki::pki_inputs(cfg).key_algorithm
 }
 
 #[cfg(test)]
