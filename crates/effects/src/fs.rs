@@ -15,6 +15,13 @@ use std::sync::Mutex;
 pub trait Fs: Send + Sync {
     /// Reads a whole file.
     fn read(&self, path: &Path) -> io::Result<Vec<u8>>;
+    /// Reads a whole file as it is on disk, ignoring what a dry run has written in its place.
+    /// Upstream's dry run writes its files into a temporary folder, so a phase that reads a path
+    /// of the real configuration (`upload-certs` reading the certificate folder) sees only what
+    /// was there before the run; this is that read. Outside a dry run it is [`Fs::read`].
+    fn read_on_disk(&self, path: &Path) -> io::Result<Vec<u8>> {
+        self.read(path)
+    }
     /// Writes a whole file atomically (a reader sees the old or the new content, never a mix), with
     /// `mode` set before it becomes visible. Creates missing parent directories with mode 0755, as
     /// upstream does for the directories it owns.
@@ -69,6 +76,9 @@ pub trait Fs: Send + Sync {
 impl<F: Fs + ?Sized> Fs for std::sync::Arc<F> {
     fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
         (**self).read(path)
+    }
+    fn read_on_disk(&self, path: &Path) -> io::Result<Vec<u8>> {
+        (**self).read_on_disk(path)
     }
     fn write(&self, path: &Path, contents: &[u8], mode: u32) -> io::Result<()> {
         (**self).write(path, contents, mode)
@@ -205,6 +215,10 @@ impl<F: Fs> Fs for DryRunFs<F> {
             None => {}
         }
         self.inner.read(path)
+    }
+
+    fn read_on_disk(&self, path: &Path) -> io::Result<Vec<u8>> {
+        self.inner.read_on_disk(path)
     }
 
     fn write(&self, path: &Path, contents: &[u8], mode: u32) -> io::Result<()> {

@@ -107,10 +107,11 @@ fn upload(data: &InitData) -> Result<(), UploadCertsError> {
     c.create_or_update_token_secret(&id, &secret, true)
         .map_err(UploadCertsError::Token)?;
 
-    // Missing files are stored as null values, as upstream does.
+    // Missing files are stored as null values, as upstream does. Read from disk: a dry run's
+    // certificates are not there, so upstream's dry run stores nulls (and prints no sealed key).
     let mut sealed = BTreeMap::new();
     for file in upload_certs::certs_to_transfer(&data.cfg.cluster) {
-        let value = match data.fs.read(Path::new(&file.path)) {
+        let value = match data.fs.read_on_disk(Path::new(&file.path)) {
             Ok(content) => {
                 let nonce: [u8; upload_certs::NONCE_SIZE] = random_bytes(random, upload_certs::NONCE_SIZE)
                     .try_into()
