@@ -80,6 +80,9 @@ if [ ${#args[@]} = 0 ]; then
     for s in $ours_scenarios; do
       check "scenario $s (our kubeadm)" "$here/scenario.sh" "$s" --kubeadm "$ours"
     done
+    # api-objects again with flags alone (init, a worker's join, token create), as most people run it.
+    check "scenario api-objects by flags alone (our kubeadm)" \
+      env TB_API_OBJECTS_FLAGS=1 "$here/scenario.sh" api-objects --kubeadm "$ours"
     # Each side of a join with the other's: our init, then upstream's join (with the command ours
     # printed); upstream's init, then our join (with the command upstream printed). Our reset after both.
     upstream="${KUBEADM_RS_CACHE:-$HOME/.cache/kubeadm-rs}/upstream/kubeadm"

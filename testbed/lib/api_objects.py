@@ -6,7 +6,8 @@ single-node cluster. Only what must differ between two clusters is normalised:
 
 - server-set metadata (uid, resourceVersion, creationTimestamp, generation, selfLink), the times of
   managedFields, status, and managedFields entries of the status subresource (controllers' timing);
-- the node name and node IP of each side, replaced everywhere by <node-name> and <node-ip>;
+- the node names and node IPs of each side (the control plane's first, then any worker's), replaced
+  everywhere by <node-name> and <node-ip> (the first) or <node-name-2>, <node-ip-2>, ...;
 - bootstrap tokens: token-id, token-secret and expiration must have their shape ([a-z0-9]{6},
   [a-z0-9]{16}, RFC3339); the expiration is always masked, the id and secret only for tokens that
   are not the one the config asked for (--token), i.e. the random upload-certs token;
@@ -88,7 +89,10 @@ def load(directory):
         if not f.endswith(".json"):
             continue
         with open(os.path.join(directory, f), encoding="utf-8") as fh:
-            doc = json.load(fh)
+            content = fh.read()
+        if not content.strip():
+            continue  # `kubectl get --ignore-not-found` found nothing
+        doc = json.loads(content)
         objs.extend(doc.get("items", []) if doc.get("kind") == "List" else [doc])
     return objs
 
@@ -117,10 +121,10 @@ def text(raw):
 class Side:
     """One cluster's dump, normalised."""
 
-    def __init__(self, label, directory, node, ip, token, problems):
+    def __init__(self, label, directory, nodes, ips, token, problems):
         self.label = label
-        self.node = node
-        self.ip = ip
+        self.nodes = nodes
+        self.ips = ips
         self.token_id, self.token_secret = token.split(".")
         self.problems = problems
         self.subst = {}  # random token id -> placeholder
@@ -153,8 +157,10 @@ class Side:
         if isinstance(value, list):
             return [self.scrub(v) for v in value]
         if isinstance(value, str):
-            value = re.sub(r"(?<![0-9.])" + re.escape(self.ip) + r"(?![0-9])", "<node-ip>", value)
-            value = re.sub(r"\b" + re.escape(self.node) + r"\b", "<node-name>", value)
+            for i, ip in enumerate(self.ips):
+                value = re.sub(r"(?<![0-9.])" + re.escape(ip) + r"(?![0-9])", placeholder("node-ip", i), value)
+            for i, node in enumerate(self.nodes):
+                value = re.sub(r"\b" + re.escape(node) + r"\b", placeholder("node-name", i), value)
             for tid, ph in self.subst.items():
                 value = re.sub(r"\b" + re.escape(tid) + r"\b", ph, value)
         return value
@@ -251,6 +257,11 @@ class Side:
         }
 
 
+def placeholder(what, i):
+    """<what> for a side's first node, <what-2> for its second, ..."""
+    return f"<{what}>" if i == 0 else f"<{what}-{i + 1}>"
+
+
 def for_display(value):
     """Multi-line strings (config files, kubeconfigs) as lists of lines, so that a diff points at the line."""
     if isinstance(value, dict):
@@ -275,14 +286,22 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     for s in ("a", "b"):
         p.add_argument(f"--{s}", required=True, help=f"directory of side {s}'s dumps")
-        p.add_argument(f"--{s}-node", required=True)
-        p.add_argument(f"--{s}-ip", required=True)
+        p.add_argument(f"--{s}-node", required=True, help="node names, comma-separated, control plane first")
+        p.add_argument(f"--{s}-ip", required=True, help="their IPs, in the same order")
     p.add_argument("--token", required=True, help="the bootstrap token both configs ask for")
+    p.add_argument("--without-kube-proxy", action="store_true", help="kube-proxy was skipped on both sides")
     args = p.parse_args()
     problems = Problems()
-    a = Side("a", args.a, args.a_node, args.a_ip, args.token, problems)
-    b = Side("b", args.b, args.b_node, args.b_ip, args.token, problems)
-    for key in REQUIRED + [("Secret", "kube-system", "bootstrap-token-" + args.token.split(".")[0])]:
+    sides = []
+    for label, d, nodes, ips in (("a", args.a, args.a_node, args.a_ip), ("b", args.b, args.b_node, args.b_ip)):
+        nodes, ips = nodes.split(","), ips.split(",")
+        if len(nodes) != len(ips):
+            p.error(f"--{label}-node and --{label}-ip name different numbers of nodes")
+        sides.append(Side(label, d, nodes, ips, args.token, problems))
+    a, b = sides
+    required = [k for k in REQUIRED if not (args.without_kube_proxy and k[2] == "kube-proxy")]
+    required += [("Node", "", placeholder("node-name", i)) for i in range(1, len(a.nodes))]
+    for key in required + [("Secret", "kube-system", "bootstrap-token-" + args.token.split(".")[0])]:
         if key not in a.objects:
             problems.add("a", f"{show(key)} missing: the dump cannot prove anything")
     differ = 0
