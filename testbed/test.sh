@@ -68,7 +68,7 @@ for s in $("$here/scenario.sh" --list); do
 done
 # Scenarios whose point is our kubeadm's files on real nodes also run with our binary when no --kubeadm
 # was given (cargo builds it, a no-op after `cargo test`).
-ours_scenarios="static-pods api-objects images-pull"
+ours_scenarios="static-pods api-objects images-pull kubelet-check"
 if [ ${#args[@]} = 0 ]; then
   # cargo resolves a relative CARGO_TARGET_DIR from the workspace, where it runs here.
   if ! ours=$(cd "$here/.." && cargo build -q -p kubeadm >&2 && readlink -e "${CARGO_TARGET_DIR:-target}/debug/kubeadm"); then

@@ -141,4 +141,9 @@ pub trait HostProbe: fmt::Debug {
 
     /// The proxy environment.
     fn proxy_env(&self) -> ProxyEnv;
+
+    /// The status code of a plain-HTTP `GET` of `url` (`http://host:port/path`, the kubelet's
+    /// healthz endpoint), or the error in the words of Go's HTTP client (`Get "<url>": dial tcp
+    /// 127.0.0.1:10248: connect: connection refused`).
+    fn http_get(&self, url: &str) -> Result<u16, String>;
 }

@@ -11,6 +11,7 @@ use std::net::{TcpListener, ToSocketAddrs};
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::Command;
+use std::time::Duration;
 
 use kubeadm_effects::host_probe::{
     Cgroups, DirEntries, HostProbe, InitSystemKind, PathKind, ProxyEnv, ServiceState,
@@ -294,5 +295,121 @@ impl HostProbe for RealHostProbe {
             no_proxy: env_any(&["NO_PROXY", "no_proxy"]),
             cgi: std::env::var_os("REQUEST_METHOD").is_some_and(|v| !v.is_empty()),
         }
+    }
+
+    fn http_get(&self, url: &str) -> Result<u16, String> {
+        http_get(self, url).map_err(|e| format!("Get {url:?}: {e}"))
+    }
+}
+
+/// How long a connection may take to open, and an answer to come: Go's old transport defaults
+/// (30 s to dial) and a bound of our own on the answer, which upstream does not set.
+const HTTP_DIAL_TIMEOUT: Duration = Duration::from_secs(30);
+const HTTP_ANSWER_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A plain-HTTP `GET` with Go's client's steps and error words: the host resolved (the first
+/// address, as Go's dialer tries it first), `dial tcp <addr>: connect: <errno text>`, then the
+/// status line of the answer. Loopback is never proxied, in Go as here; other hosts are not asked.
+fn http_get(probe: &RealHostProbe, url: &str) -> Result<u16, String> {
+    use std::io::Write as _;
+    use std::net::{IpAddr, SocketAddr, TcpStream};
+
+    let rest = url
+        .strip_prefix("http://")
+        .ok_or_else(|| "unsupported protocol scheme".to_string())?;
+    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    let path = if path.is_empty() { "/" } else { path };
+    let (host, port) = match authority.rsplit_once(':') {
+        Some((h, p)) if !h.ends_with(']') || h.starts_with('[') => {
+            (h, p.parse::<u16>().map_err(|_| format!("invalid port {p:?}"))?)
+        }
+        _ => (authority, 80),
+    };
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    let ip: IpAddr = match host.parse() {
+        Ok(ip) => ip,
+        Err(_) => {
+            let addrs = probe.lookup_host(host).map_err(|e| format!("dial tcp: {e}"))?;
+            addrs
+                .first()
+                .and_then(|a| a.parse().ok())
+                .ok_or_else(|| format!("dial tcp: lookup {host}: no such host"))?
+        }
+    };
+    let addr = SocketAddr::new(ip, port);
+    let mut conn = TcpStream::connect_timeout(&addr, HTTP_DIAL_TIMEOUT).map_err(|e| {
+        if e.kind() == io::ErrorKind::TimedOut {
+            format!("dial tcp {addr}: i/o timeout")
+        } else {
+            format!("dial tcp {addr}: connect: {}", kubeadm_api::gofmt::io_error(&e))
+        }
+    })?;
+    let io_err = |e: io::Error| format!("read tcp {addr}: {}", kubeadm_api::gofmt::io_error(&e));
+    conn.set_read_timeout(Some(HTTP_ANSWER_TIMEOUT)).map_err(io_err)?;
+    conn.set_write_timeout(Some(HTTP_ANSWER_TIMEOUT))
+        .map_err(io_err)?;
+    write!(
+        conn,
+        "GET {path} HTTP/1.1\r\nHost: {authority}\r\nUser-Agent: Go-http-client/1.1\r\nAccept-Encoding: gzip\r\nConnection: close\r\n\r\n"
+    )
+    .map_err(io_err)?;
+    // The status line is all we need: "HTTP/1.1 200 OK".
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while head.len() < 256 && !head.ends_with(b"\n") {
+        match conn.read(&mut byte).map_err(io_err)? {
+            0 => break,
+            _ => head.push(byte[0]),
+        }
+    }
+    let line = String::from_utf8_lossy(&head);
+    line.split_whitespace()
+        .nth(1)
+        .and_then(|code| code.parse::<u16>().ok())
+        .filter(|_| line.starts_with("HTTP/"))
+        .ok_or_else(|| {
+            if head.is_empty() {
+                "EOF".to_string()
+            } else {
+                format!("malformed HTTP response {:?}", line.trim_end())
+            }
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::{Read as _, Write as _};
+    use std::net::TcpListener;
+
+    use super::*;
+
+    /// The status code of a real answer, the request line sent, and a refused port in Go's words.
+    #[test]
+    fn http_get_reads_the_status_and_words_refusals_as_go() {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let port = listener.local_addr().expect("addr").port();
+        let server = std::thread::spawn(move || {
+            let (mut conn, _) = listener.accept().expect("accept");
+            let mut request = [0u8; 512];
+            let n = conn.read(&mut request).expect("read");
+            conn.write_all(b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n")
+                .expect("write");
+            String::from_utf8_lossy(&request[..n]).into_owned()
+        });
+        let url = format!("http://127.0.0.1:{port}/healthz");
+        assert_eq!(RealHostProbe.http_get(&url), Ok(503));
+        let request = server.join().expect("server");
+        assert!(
+            request.starts_with("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:"),
+            "{request}"
+        );
+
+        // Nothing listens on the port once the listener is gone.
+        assert_eq!(
+            RealHostProbe.http_get(&url),
+            Err(format!(
+                "Get \"{url}\": dial tcp 127.0.0.1:{port}: connect: connection refused"
+            ))
+        );
     }
 }

@@ -19,6 +19,7 @@
 use kubeadm_workflow::PhaseError;
 
 pub mod config_from_cluster;
+mod diagnose;
 mod dry_run;
 pub mod etcd_cluster;
 pub mod init;

@@ -167,5 +167,12 @@ fn wait_control_plane_times_out_with_a_diagnosis() {
         "{got}"
     );
     assert!(got.contains("What kubeadm could see on this host:\n"), "{got}");
-    assert!(got.contains("could not be asked for pods"), "{got}");
+    assert!(
+        got.contains("the container runtime could not list the containers"),
+        "{got}"
+    );
+    assert!(
+        got.contains("\t- the kubelet does not answer on http://localhost:10248/healthz"),
+        "{got}"
+    );
 }

@@ -1,13 +1,16 @@
 //! The `wait-control-plane` phase: polls the API server's health endpoint with a short backoff until
 //! it answers, within `apiServer.timeoutForControlPlane`. On timeout it prints upstream's
-//! troubleshooting text, then what we can see ourselves: whether the kubelet service exists and
-//! which control-plane pods the container runtime knows.
+//! troubleshooting text, then what we can see ourselves ([`crate::diagnose`]): the kubelet's
+//! health, service, cgroup driver and swap, and each control-plane container's state and last log
+//! lines. The kubelet check runs beside the wait, as upstream's (see [`crate::kubelet::KubeletCheck`]).
 
 use std::time::Duration;
 
+use kubeadm_effects::cluster::{API_CALL_RETRY_INTERVAL, ClusterError};
 use kubeadm_workflow::PhaseError;
 
 use crate::InitData;
+use crate::kubelet::{BesideKubelet, Step};
 
 /// Upstream's default `timeoutForControlPlane`.
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(240);
@@ -60,7 +63,7 @@ pub(crate) fn run(data: &mut InitData) -> Result<(), PhaseError> {
         // Upstream's dry-run waiter returns at once.
         return Ok(());
     }
-    match client.wait_for_api(timeout) {
+    match wait_for_kubelet_and_api(data, client, timeout) {
         Ok(waited) => {
             data.say(&format!(
                 "[apiclient] All control plane components are healthy after {:.6} seconds",
@@ -69,14 +72,42 @@ pub(crate) fn run(data: &mut InitData) -> Result<(), PhaseError> {
             Ok(())
         }
         Err(e) => {
-            data.reporter.out(&failure_text(
-                &e.to_string(),
-                &data.cfg.init.node_registration.cri_socket,
-            ));
+            data.reporter
+                .out(&failure_text(&e, &data.cfg.init.node_registration.cri_socket));
             data.reporter.out(&diagnosis(data));
             Err(Box::new(WaitError::Timeout))
         }
     }
+}
+
+/// Upstream's `WaitForKubeletAndFunc(WaitForAPI)`: the API server's health polled (50 ms, doubling
+/// to 500 ms) until `timeout`, with the kubelet check beside it; the error is what upstream's
+/// template prints.
+fn wait_for_kubelet_and_api(
+    data: &InitData,
+    client: &dyn kubeadm_effects::cluster::Cluster,
+    timeout: Duration,
+) -> Result<Duration, String> {
+    let mut delay = Duration::from_millis(50);
+    let mut last = None;
+    let waited =
+        crate::kubelet::wait_beside_kubelet_check(client, &*data.host_probe, &|l| data.say(l), |elapsed| {
+            match client.healthy() {
+                Ok(true) => return Step::Done(elapsed),
+                Ok(false) => {}
+                Err(e) => last = Some(Box::new(e)),
+            }
+            if elapsed >= timeout {
+                return Step::Failed(ClusterError::WaitTimeout { last: last.take() });
+            }
+            let pause = delay.min(timeout - elapsed);
+            delay = (delay * 2).min(API_CALL_RETRY_INTERVAL);
+            Step::Again(pause)
+        });
+    waited.map_err(|e| match e {
+        BesideKubelet::Wait(e) => e.to_string(),
+        BesideKubelet::Kubelet(e) => e.to_string(),
+    })
 }
 
 /// Upstream's `kubeletFailTempl`, filled in.
@@ -94,48 +125,25 @@ Here is one example how you may list all running Kubernetes containers by using 
     )
 }
 
-/// The control-plane pods kubeadm writes manifests for.
-const CONTROL_PLANE_PODS: [&str; 4] = [
+/// The control-plane components kubeadm writes manifests for.
+const CONTROL_PLANE: [&str; 4] = [
     "etcd",
     "kube-apiserver",
     "kube-controller-manager",
     "kube-scheduler",
 ];
 
-/// Beyond upstream: what this host shows about the kubelet and the static pods, so the user knows
-/// where to look first.
+/// Beyond upstream: what this host shows about the kubelet and the static pods (see
+/// [`crate::diagnose`]), so the user knows where to look first.
 fn diagnosis(data: &InitData) -> String {
-    let mut out = String::from("\nWhat kubeadm could see on this host:\n");
-    if data.init_system.kind().is_none() {
-        out.push_str("\t- no supported init system was found to run the kubelet\n");
-    } else if !data.init_system.service_exists("kubelet") {
-        out.push_str("\t- the kubelet service does not exist\n");
-    } else {
-        out.push_str("\t- the kubelet service exists\n");
-    }
-    match data.runtime.list_pod_sandboxes() {
-        Err(e) => out.push_str(&format!(
-            "\t- the container runtime at {} could not be asked for pods: {e}\n",
-            data.runtime.endpoint()
-        )),
-        Ok(pods) => {
-            for name in CONTROL_PLANE_PODS {
-                let found = pods
-                    .iter()
-                    .find(|p| p.namespace == "kube-system" && p.name.starts_with(&format!("{name}-")));
-                match found {
-                    Some(p) => out.push_str(&format!(
-                        "\t- pod {} exists in the container runtime ({:?})\n",
-                        p.name, p.state
-                    )),
-                    None => out.push_str(&format!(
-                        "\t- no {name} pod exists in the container runtime: the kubelet has not started it\n"
-                    )),
-                }
-            }
-        }
-    }
-    out
+    let findings = crate::diagnose::kubelet(&crate::diagnose::KubeletHost {
+        probe: &*data.host_probe,
+        runtime: &*data.runtime,
+        fs: &*data.fs,
+        kubelet_dir: &data.kubelet_dir,
+    });
+    let containers = crate::diagnose::containers(&*data.runtime, &*data.fs, &CONTROL_PLANE);
+    crate::diagnose::render(&findings, &containers)
 }
 
 #[cfg(test)]

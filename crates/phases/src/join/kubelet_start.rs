@@ -16,6 +16,7 @@ use serde_json::Value;
 use crate::join::cluster_config::ensure_init_cfg;
 use crate::join::discovery::kubeconfig as kc;
 use crate::join::{ClientSource, JoinData};
+use crate::kubelet::Step;
 
 /// `KubeletBootstrapKubeConfigFileName`.
 const BOOTSTRAP_KUBELET_CONF: &str = "bootstrap-kubelet.conf";
@@ -212,6 +213,14 @@ fn kubelet_start(data: &mut JoinData, bootstrap: &Path) -> Result<(), PhaseError
         None => {
             let e = KubeletStartError::Timeout;
             data.reporter.out(&crate::kubelet::failure_text(&e.to_string()));
+            // Beyond upstream: what the host shows (see crate::diagnose).
+            let findings = crate::diagnose::kubelet(&crate::diagnose::KubeletHost {
+                probe: &*data.host_probe,
+                runtime: &*data.runtime,
+                fs: &*data.fs,
+                kubelet_dir: &data.kubelet_dir,
+            });
+            data.reporter.out(&crate::diagnose::render(&findings, &[]));
             return Err(Box::new(e));
         }
     };
@@ -247,22 +256,24 @@ fn node_is_ready(node: &Value) -> bool {
         .any(|c| c["type"] == "Ready" && c["status"] == "True")
 }
 
-/// Upstream's `waitForTLSBootstrappedClient`: polls until a client can be made from `kubelet.conf`
-/// (the file exists and so do the certificate files it names), at most [`TLS_BOOTSTRAP_TIMEOUT`].
+/// Upstream's `WaitForKubeletAndFunc(waitForTLSBootstrappedClient)`: polls every
+/// [`TLS_BOOTSTRAP_INTERVAL`] until a client can be made from `kubelet.conf` (the file exists and so
+/// do the certificate files it names), at most [`TLS_BOOTSTRAP_TIMEOUT`], with the kubelet check
+/// beside it. `None` when either gives up (both with upstream's `timed out waiting for the
+/// condition`).
 fn wait_for_kubelet_conf(data: &JoinData, pacer: &dyn Cluster, path: &Path) -> Option<Box<dyn Cluster>> {
-    let mut waited = Duration::ZERO;
-    loop {
+    crate::kubelet::wait_beside_kubelet_check(pacer, &*data.host_probe, &|l| data.say(l), |elapsed| {
         if data.fs.exists(path)
             && let Ok(c) = data.client(&ClientSource::File(path))
         {
-            return Some(c);
+            return Step::Done(c);
         }
-        if waited + TLS_BOOTSTRAP_INTERVAL > TLS_BOOTSTRAP_TIMEOUT {
-            return None;
+        if elapsed >= TLS_BOOTSTRAP_TIMEOUT {
+            return Step::Failed(());
         }
-        pacer.pause(TLS_BOOTSTRAP_INTERVAL);
-        waited += TLS_BOOTSTRAP_INTERVAL;
-    }
+        Step::Again(TLS_BOOTSTRAP_INTERVAL.min(TLS_BOOTSTRAP_TIMEOUT - elapsed))
+    })
+    .ok()
 }
 
 #[cfg(test)]

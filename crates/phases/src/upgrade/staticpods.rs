@@ -832,63 +832,11 @@ impl StaticPodUpgrade<'_> {
     /// Beyond upstream: what the runtime says of the component's newest container, printed before
     /// the rollback, so that the cause is on screen (a bad flag, a missing file, a crash loop).
     fn diagnose(&self, component: &str) {
-        let say = |l: &str| self.say(&format!("[upgrade/staticpods] Diagnosis: {l}"));
-        let containers = match self.runtime.list_containers() {
-            Ok(c) => c,
-            Err(e) => {
-                return say(&format!(
-                    "the container runtime could not list the containers: {e}"
-                ));
+        for line in crate::diagnose::containers(self.runtime, self.fs, &[component]) {
+            match line.strip_prefix("  ") {
+                Some(log) => self.say(&format!("[upgrade/staticpods]   {log}")),
+                None => self.say(&format!("[upgrade/staticpods] Diagnosis: {line}")),
             }
-        };
-        let newest = containers
-            .into_iter()
-            .filter(|c| {
-                c.name == component
-                    && c.labels.get("io.kubernetes.pod.namespace").map(String::as_str) == Some("kube-system")
-            })
-            .max_by_key(|c| c.created_at);
-        let Some(newest) = newest else {
-            return say(&format!(
-                "the container runtime has no {component} container: the kubelet did not start the new Pod (is it running? can it pull the image?)"
-            ));
-        };
-        let status = self
-            .runtime
-            .container_status(&newest.id)
-            .ok()
-            .flatten()
-            .unwrap_or(newest);
-        let short = &status.id[..status.id.len().min(13)];
-        let state = match status.state.as_str() {
-            "CONTAINER_EXITED" => {
-                let why = if status.reason.is_empty() {
-                    String::new()
-                } else {
-                    format!(" ({})", status.reason)
-                };
-                format!("exited with code {}{why}", status.exit_code)
-            }
-            "CONTAINER_RUNNING" => "running (but not healthy in time)".to_string(),
-            other => other.trim_start_matches("CONTAINER_").to_lowercase(),
-        };
-        say(&format!(
-            "the newest {component} container {short} (restarted {} times) {state}",
-            status.attempt
-        ));
-        if status.log_path.is_empty() {
-            return;
-        }
-        let Ok(bytes) = self.fs.read(Path::new(&status.log_path)) else {
-            return;
-        };
-        let text = String::from_utf8_lossy(&bytes);
-        let lines: Vec<&str> = text.lines().collect();
-        say(&format!("its last log lines ({}):", status.log_path));
-        for line in &lines[lines.len().saturating_sub(10)..] {
-            // The CRI log format: `<time> <stream> <P|F> <message>`.
-            let message = line.splitn(4, ' ').nth(3).unwrap_or(line);
-            self.say(&format!("[upgrade/staticpods]   {message}"));
         }
     }
 }

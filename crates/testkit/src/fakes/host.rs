@@ -50,6 +50,9 @@ pub struct FakeHost {
     pub kubelet_version_output: Result<String, String>,
     /// See [`HostProbe::proxy_env`].
     pub proxy_env: ProxyEnv,
+    /// What a `GET` of each URL answers (a status code or Go's error text); a URL not listed is
+    /// refused, as a port nothing listens on.
+    pub http: BTreeMap<String, Result<u16, String>>,
 }
 
 /// The kernel options upstream's validator requires or recommends, all built in; for [`FakeHost`].
@@ -118,6 +121,7 @@ impl Default for FakeHost {
             .into(),
             kubelet_version_output: Ok("Kubernetes v1.25.16\n".to_string()),
             proxy_env: ProxyEnv::default(),
+            http: BTreeMap::new(),
         }
     }
 }
@@ -190,5 +194,15 @@ impl HostProbe for FakeHost {
     }
     fn proxy_env(&self) -> ProxyEnv {
         self.proxy_env.clone()
+    }
+    fn http_get(&self, url: &str) -> Result<u16, String> {
+        self.http.get(url).cloned().unwrap_or_else(|| {
+            let port = url
+                .rsplit_once(':')
+                .map_or("80", |(_, p)| p.split('/').next().unwrap_or("80"));
+            Err(format!(
+                "Get {url:?}: dial tcp 127.0.0.1:{port}: connect: connection refused"
+            ))
+        })
     }
 }

@@ -1,0 +1,271 @@
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use kubeadm_effects::cri::{CriCall, CriError, Image, PodSandbox, RuntimeStatus, RuntimeVersion};
+use kubeadm_effects::fs::{DryRunFs, Fs};
+use kubeadm_testkit::fakes::FakeHost;
+
+use super::*;
+
+/// A runtime that answers `Status` with containerd's verbose `config` and lists `containers`.
+#[derive(Debug, Default)]
+struct Containerd {
+    config: Option<String>,
+    containers: Vec<Container>,
+}
+
+impl Runtime for Containerd {
+    fn endpoint(&self) -> &str {
+        "unix:///run/containerd/containerd.sock"
+    }
+    fn version(&self) -> Result<RuntimeVersion, CriError> {
+        Err(CriError::Rpc {
+            endpoint: self.endpoint().to_string(),
+            call: CriCall::Version,
+            code: "Unimplemented".to_string(),
+            message: "unused".to_string(),
+        })
+    }
+    fn status(&self) -> Result<RuntimeStatus, CriError> {
+        let mut status = RuntimeStatus::default();
+        if let Some(c) = &self.config {
+            status.info.insert("config".to_string(), c.clone());
+        }
+        Ok(status)
+    }
+    fn list_images(&self) -> Result<Vec<Image>, CriError> {
+        Ok(Vec::new())
+    }
+    fn image_status(&self, _image: &str) -> Result<Option<Image>, CriError> {
+        Ok(None)
+    }
+    fn pull_image_once(&self, image: &str) -> Result<String, CriError> {
+        Ok(image.to_string())
+    }
+    fn list_pod_sandboxes(&self) -> Result<Vec<PodSandbox>, CriError> {
+        Ok(Vec::new())
+    }
+    fn stop_pod_sandbox(&self, _id: &str) -> Result<(), CriError> {
+        Ok(())
+    }
+    fn remove_pod_sandbox(&self, _id: &str) -> Result<(), CriError> {
+        Ok(())
+    }
+    fn list_containers(&self) -> Result<Vec<Container>, CriError> {
+        Ok(self.containers.clone())
+    }
+}
+
+/// containerd 1.6's CRI config as `Status` reports it (trimmed to what is read).
+fn containerd_config(systemd_cgroup: Option<bool>) -> String {
+    let options = systemd_cgroup.map_or_else(
+        || serde_json::json!({}),
+        |b| serde_json::json!({"SystemdCgroup": b}),
+    );
+    serde_json::json!({
+        "containerd": {
+            "snapshotter": "overlayfs",
+            "defaultRuntimeName": "runc",
+            "runtimes": {"runc": {"runtimeType": "io.containerd.runc.v2", "options": options}},
+        },
+        "systemdCgroup": false,
+    })
+    .to_string()
+}
+
+/// An in-memory file system holding `files`.
+fn files(files: &[(&str, &str)]) -> DryRunFs<Empty> {
+    let fs = DryRunFs::new(Empty);
+    for (path, content) in files {
+        fs.write(Path::new(path), content.as_bytes(), 0o644)
+            .expect("write");
+    }
+    fs
+}
+
+#[derive(Debug)]
+struct Empty;
+
+impl Fs for Empty {
+    fn read(&self, _path: &Path) -> std::io::Result<Vec<u8>> {
+        Err(std::io::ErrorKind::NotFound.into())
+    }
+    fn write(&self, _path: &Path, _contents: &[u8], _mode: u32) -> std::io::Result<()> {
+        Ok(())
+    }
+    fn exists(&self, _path: &Path) -> bool {
+        false
+    }
+    fn create_dir_all(&self, _path: &Path, _mode: u32) -> std::io::Result<()> {
+        Ok(())
+    }
+    fn remove_file(&self, _path: &Path) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+fn kubelet_findings(host: &FakeHost, runtime: &Containerd, config: &str) -> Vec<Finding> {
+    let fs = files(&[("/var/lib/kubelet/config.yaml", config)]);
+    kubelet(&KubeletHost {
+        probe: host,
+        runtime,
+        fs: &fs,
+        kubelet_dir: Path::new("/var/lib/kubelet"),
+    })
+}
+
+const SYSTEMD: &str =
+    "apiVersion: kubelet.config.k8s.io/v1beta1\ncgroupDriver: systemd\nkind: KubeletConfiguration\n";
+const CGROUPFS: &str =
+    "apiVersion: kubelet.config.k8s.io/v1beta1\ncgroupDriver: cgroupfs\nkind: KubeletConfiguration\n";
+
+/// The classic mistake: a systemd kubelet on a cgroupfs containerd (and the other way round) is
+/// named as the cause, first, with both fixes; matching drivers say nothing about it.
+#[test]
+fn a_cgroup_driver_mismatch_is_the_cause() {
+    let host = FakeHost::default();
+    let cgroupfs = Containerd {
+        config: Some(containerd_config(Some(false))),
+        ..Containerd::default()
+    };
+    let found = kubelet_findings(&host, &cgroupfs, SYSTEMD);
+    let cause: Vec<&Finding> = found.iter().filter(|f| f.certain).collect();
+    assert_eq!(cause.len(), 1, "{found:#?}");
+    assert!(
+        cause[0].text.starts_with(
+            "cgroup driver mismatch: the kubelet is configured for \"systemd\" (cgroupDriver in the KubeletConfiguration) but the container runtime's \"runc\" handler uses \"cgroupfs\""
+        ),
+        "{}",
+        cause[0].text
+    );
+    assert!(
+        cause[0].text.contains("SystemdCgroup = true"),
+        "{}",
+        cause[0].text
+    );
+    let text = render(&found, &[]);
+    let first = text.lines().nth(2).unwrap_or_default();
+    assert!(first.starts_with("\t- CAUSE: cgroup driver mismatch"), "{text}");
+
+    // SystemdCgroup unset means cgroupfs too; a systemd runtime against a cgroupfs kubelet.
+    let unset = Containerd {
+        config: Some(containerd_config(None)),
+        ..Containerd::default()
+    };
+    assert!(kubelet_findings(&host, &unset, SYSTEMD).iter().any(|f| f.certain));
+    let systemd = Containerd {
+        config: Some(containerd_config(Some(true))),
+        ..Containerd::default()
+    };
+    let found = kubelet_findings(&host, &systemd, CGROUPFS);
+    assert!(
+        found
+            .iter()
+            .any(|f| f.certain && f.text.contains("SystemdCgroup = false")),
+        "{found:#?}"
+    );
+
+    // Agreement, or a runtime that does not say: no cgroup finding.
+    for (runtime, config) in [
+        (&cgroupfs, CGROUPFS),
+        (&systemd, SYSTEMD),
+        (&Containerd::default(), SYSTEMD),
+    ] {
+        let found = kubelet_findings(&host, runtime, config);
+        assert!(!found.iter().any(|f| f.text.contains("cgroup")), "{found:#?}");
+    }
+}
+
+/// The kubelet's endpoint and service, and swap with failSwapOn.
+#[test]
+fn kubelet_health_service_and_swap() {
+    let runtime = Containerd::default();
+    let mut host = FakeHost::default();
+    let found = kubelet_findings(&host, &runtime, CGROUPFS);
+    assert!(found[0].text.starts_with("the kubelet does not answer on http://localhost:10248/healthz (Get \"http://localhost:10248/healthz\": dial tcp 127.0.0.1:10248: connect: connection refused)"), "{found:#?}");
+    assert!(
+        found
+            .iter()
+            .any(|f| f.text.starts_with("the kubelet service is not active")),
+        "{found:#?}"
+    );
+
+    host.services.clear();
+    let found = kubelet_findings(&host, &runtime, CGROUPFS);
+    assert!(
+        found
+            .iter()
+            .any(|f| f.certain && f.text.starts_with("the kubelet service does not exist")),
+        "{found:#?}"
+    );
+
+    let host = FakeHost {
+        swaps: Some(vec![
+            "Filename\tType\tSize\tUsed\tPriority".to_string(),
+            "/swapfile  file\t1048572\t0\t-2".to_string(),
+        ]),
+        ..FakeHost::default()
+    };
+    let found = kubelet_findings(&host, &runtime, CGROUPFS);
+    assert!(
+        found
+            .iter()
+            .any(|f| f.certain && f.text.starts_with("swap is on (/swapfile)")),
+        "{found:#?}"
+    );
+    let found = kubelet_findings(&host, &runtime, &format!("{CGROUPFS}failSwapOn: false\n"));
+    assert!(!found.iter().any(|f| f.text.contains("swap")), "{found:#?}");
+}
+
+/// A component's newest container: its exit code and restarts, its last log lines.
+#[test]
+fn a_crashing_container_is_shown_with_its_log() {
+    let labels: BTreeMap<String, String> = [(
+        "io.kubernetes.pod.namespace".to_string(),
+        "kube-system".to_string(),
+    )]
+    .into();
+    let old = Container {
+        id: "aaaaaaaaaaaaaaaaaaaa".to_string(),
+        name: "kube-apiserver".to_string(),
+        attempt: 2,
+        state: "CONTAINER_EXITED".to_string(),
+        created_at: 1,
+        labels: labels.clone(),
+        ..Container::default()
+    };
+    let newest = Container {
+        id: "bbbbbbbbbbbbbbbbbbbb".to_string(),
+        attempt: 3,
+        created_at: 2,
+        exit_code: 1,
+        reason: "Error".to_string(),
+        log_path: "/var/log/pods/x/kube-apiserver/3.log".to_string(),
+        ..old.clone()
+    };
+    let runtime = Containerd {
+        containers: vec![old, newest],
+        ..Containerd::default()
+    };
+    let fs = files(&[(
+        "/var/log/pods/x/kube-apiserver/3.log",
+        "2026-12-02T01:00:00Z stderr F Error: unknown flag: --bogus\n",
+    )]);
+    let lines = containers(&runtime, &fs, &["kube-apiserver"]);
+    assert_eq!(
+        lines,
+        [
+            "the newest kube-apiserver container bbbbbbbbbbbbb (restarted 3 times) exited with code 1 (Error)",
+            "its last log lines (/var/log/pods/x/kube-apiserver/3.log):",
+            "  Error: unknown flag: --bogus",
+        ]
+    );
+    let text = render(&[], &lines);
+    assert!(text.ends_with("\t    Error: unknown flag: --bogus\n"), "{text}");
+    assert_eq!(
+        containers(&runtime, &fs, &["etcd"]),
+        [
+            "the container runtime has no etcd container: the kubelet did not start its Pod (is the kubelet running? can it pull the image?)"
+        ]
+    );
+}

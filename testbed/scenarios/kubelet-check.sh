@@ -1,0 +1,75 @@
+# shellcheck shell=bash
+# Scenario kubelet-check: the classic failed `kubeadm init`, a KubeletConfiguration asking for the
+# systemd cgroup driver on a node whose container runtime and init system use cgroupfs, so the
+# kubelet exits at start, over and over. Upstream kubeadm v1.25.16 on node1 and the kubeadm under
+# test on node2, at once, with the same config apart from node name and address. Both must fail in
+# wait-control-plane as upstream does: `[kubelet-check] Initial timeout of 40s passed.`, five failed
+# probes of the kubelet's healthz endpoint, upstream's troubleshooting text, giving up about 117 s
+# after the start. Standard output must be upstream's line for line (node name and address aside) up
+# to the end of upstream's text; what the kubeadm under test adds after it (our diagnosis) must name
+# the cause: the cgroup driver mismatch. The exit times must be within 10 s of each other. With the
+# upstream binary under test both sides are upstream. Sourced by scenario.sh with lib/node.sh loaded
+# and $kubeadm set.
+
+upstream=$TB_UPSTREAM/kubeadm
+cfg=/etc/testbed/kubeadm-init.yaml
+
+for n in 1 2; do
+  tb_node_create "$n"
+  { tb_control_plane_config | sed -e "s/^  name: node1\$/  name: $(tb_node_name "$n")/" \
+      -e "s/^  advertiseAddress: $(tb_node_ip 1)\$/  advertiseAddress: $(tb_node_ip "$n")/" \
+      -e 's/^cgroupDriver: cgroupfs$/cgroupDriver: systemd/'
+    tb_kube_proxy_config
+  } | tb_node_exec "$n" sh -c "mkdir -p /etc/testbed && cat > $cfg"
+done
+tb_node_exec 2 grep -q '^cgroupDriver: systemd$' "$cfg" || tb_die "the config does not ask for the systemd driver"
+
+# Both inits at once; HTTPProxyCIDR: see init-join-reset.sh (a Go 1.26 build artefact of upstream).
+t0=$(date +%s)
+tb_log "kubeadm init with cgroupDriver: systemd: upstream on node1, $kubeadm on node2"
+run_init() {
+  local n=$1 bin=$2 start rc=0
+  start=$(date +%s)
+  tb_node_exec "$n" timeout 600 "$bin" init --config="$cfg" --ignore-preflight-errors=HTTPProxyCIDR \
+    >"$TB_RUN/node$n/init.out" 2>"$TB_RUN/node$n/init.err" || rc=$?
+  echo "$rc $(($(date +%s) - start))" >"$TB_RUN/node$n/init.rc"
+}
+run_init 1 "$upstream" &
+pid1=$!
+run_init 2 kubeadm &
+pid2=$!
+wait "$pid1" "$pid2"
+read -r rc1 took1 <"$TB_RUN/node1/init.rc"
+read -r rc2 took2 <"$TB_RUN/node2/init.rc"
+tb_log "kubeadm init exited: upstream $rc1 after ${took1}s, under test $rc2 after ${took2}s"
+for n in 1 2; do
+  echo "----- node$n: init's standard output" >&2
+  cat "$TB_RUN/node$n/init.out" >&2
+  echo "----- node$n: init's standard error" >&2
+  cat "$TB_RUN/node$n/init.err" >&2
+done
+echo "----- node2: kubelet.log (last 15 lines)" >&2
+tail -n 15 "$TB_RUN/node2/kubelet.log" >&2
+
+[ "$rc1" = 1 ] || tb_die "upstream's init exited $rc1, not 1: the failure was not staged"
+[ "$rc2" = 1 ] || tb_die "the init under test exited $rc2, not upstream's 1"
+grep -q '^\[kubelet-check\] Initial timeout of 40s passed\.$' "$TB_RUN/node1/init.out" ||
+  tb_die "upstream did not fail in its kubelet check: the failure was not staged"
+diff=$((took2 - took1))
+[ "${diff#-}" -le 10 ] || tb_die "exit times differ by ${diff}s (upstream ${took1}s, under test ${took2}s)"
+
+# Upstream's standard output, line for line, then only ours.
+norm() { sed -e "s/$(tb_node_ip "$1")/<node-ip>/g" -e "s/node$1/<node-name>/g" "$TB_RUN/node$1/init.out"; }
+lines=$(norm 1 | wc -l)
+if ! diff <(norm 1) <(norm 2 | head -n "$lines") >&2; then
+  tb_die "standard output differs from upstream's (above: < upstream, > under test)"
+fi
+extra=$(norm 2 | tail -n +"$((lines + 1))")
+if [ "$kubeadm" != "$upstream" ]; then
+  [ -n "$extra" ] || tb_die "no diagnosis after upstream's text"
+  grep -qi 'cgroup driver' <<<"$extra" || tb_die "the diagnosis does not name the cgroup driver mismatch"
+fi
+# The last line of standard error: the phase's error.
+[ "$(tail -n 2 "$TB_RUN/node1/init.err")" = "$(tail -n 2 "$TB_RUN/node2/init.err")" ] ||
+  tb_die "the error at the end of standard error differs"
+tb_log "both failed alike after $(($(date +%s) - t0))s"
