@@ -8,8 +8,11 @@
 # after the start. Standard output must be upstream's line for line (node name and address aside) up
 # to the end of upstream's text; what the kubeadm under test adds after it (our diagnosis) must name
 # the cause: the cgroup driver mismatch. The exit times must be within 10 s of each other. With the
-# upstream binary under test both sides are upstream. Sourced by scenario.sh with lib/node.sh loaded
-# and $kubeadm set.
+# upstream binary under test both sides are upstream. Meanwhile, with our kubeadm under test, node3
+# stages a second cause alone: a kube-apiserver flag that does not exist, so its container exits at
+# every start (the kubelet is fine); init must fail when `timeoutForControlPlane` (1m30s here) runs
+# out, and the diagnosis must show the kube-apiserver container's exit and the log line that says
+# why. Sourced by scenario.sh with lib/node.sh loaded and $kubeadm set.
 
 upstream=$TB_UPSTREAM/kubeadm
 cfg=/etc/testbed/kubeadm-init.yaml
@@ -23,6 +26,16 @@ for n in 1 2; do
   } | tb_node_exec "$n" sh -c "mkdir -p /etc/testbed && cat > $cfg"
 done
 tb_node_exec 2 grep -q '^cgroupDriver: systemd$' "$cfg" || tb_die "the config does not ask for the systemd driver"
+bad_flag=
+if [ "$kubeadm" != "$upstream" ]; then
+  bad_flag=1
+  tb_node_create 3
+  { tb_control_plane_config | sed -e "s/^  name: node1\$/  name: node3/" \
+      -e "s/^  advertiseAddress: $(tb_node_ip 1)\$/  advertiseAddress: $(tb_node_ip 3)/" \
+      -e 's/^kind: ClusterConfiguration$/&\napiServer:\n  timeoutForControlPlane: 1m30s\n  extraArgs:\n    no-such-flag: "true"/'
+    tb_kube_proxy_config
+  } | tb_node_exec 3 sh -c "mkdir -p /etc/testbed && cat > $cfg"
+fi
 
 # Both inits at once; HTTPProxyCIDR: see init-join-reset.sh (a Go 1.26 build artefact of upstream).
 t0=$(date +%s)
@@ -38,7 +51,12 @@ run_init 1 "$upstream" &
 pid1=$!
 run_init 2 kubeadm &
 pid2=$!
-wait "$pid1" "$pid2"
+pid3=
+if [ -n "$bad_flag" ]; then
+  run_init 3 kubeadm &
+  pid3=$!
+fi
+wait "$pid1" "$pid2" $pid3
 read -r rc1 took1 <"$TB_RUN/node1/init.rc"
 read -r rc2 took2 <"$TB_RUN/node2/init.rc"
 tb_log "kubeadm init exited: upstream $rc1 after ${took1}s, under test $rc2 after ${took2}s"
@@ -73,3 +91,17 @@ fi
 [ "$(tail -n 2 "$TB_RUN/node1/init.err")" = "$(tail -n 2 "$TB_RUN/node2/init.err")" ] ||
   tb_die "the error at the end of standard error differs"
 tb_log "both failed alike after $(($(date +%s) - t0))s"
+
+if [ -n "$bad_flag" ]; then
+  read -r rc3 took3 <"$TB_RUN/node3/init.rc"
+  tb_log "node3 (a kube-apiserver flag that does not exist): init exited $rc3 after ${took3}s"
+  echo "----- node3: init's standard output (from the failure on)" >&2
+  sed -n '/^Unfortunately/,$p' "$TB_RUN/node3/init.out" >&2
+  [ "$rc3" = 1 ] || tb_die "node3: init exited $rc3, not 1"
+  grep -q '^\[kubelet-check\] It seems like' "$TB_RUN/node3/init.out" &&
+    tb_die "node3: the kubelet check failed, but the kubelet was fine"
+  grep -q '^	- the newest kube-apiserver container .* exited with code 1' "$TB_RUN/node3/init.out" ||
+    tb_die "node3: the diagnosis does not show kube-apiserver's exit"
+  grep -q '^	    .*unknown flag: --no-such-flag' "$TB_RUN/node3/init.out" ||
+    tb_die "node3: the diagnosis does not quote kube-apiserver's log line about the flag"
+fi

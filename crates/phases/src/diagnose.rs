@@ -159,7 +159,7 @@ fn swap(config: &str, probe: &dyn HostProbe) -> Option<Finding> {
 }
 
 /// What the runtime says of the newest container of each of `components` in `kube-system`: its
-/// state (exit code, restarts) and its last log lines.
+/// state (exit code, restarts) and, unless it runs and never restarted, its last log lines.
 pub(crate) fn containers(runtime: &dyn Runtime, fs: &dyn Fs, components: &[&str]) -> Vec<String> {
     match runtime.list_containers() {
         Ok(all) => components
@@ -201,14 +201,16 @@ fn container(runtime: &dyn Runtime, fs: &dyn Fs, all: &[Container], component: &
             };
             format!("exited with code {}{why}", status.exit_code)
         }
-        "CONTAINER_RUNNING" => "running (but not healthy in time)".to_string(),
+        "CONTAINER_RUNNING" => "is running".to_string(),
         other => other.trim_start_matches("CONTAINER_").to_lowercase(),
     };
     let mut out = vec![format!(
         "the newest {component} container {short} (restarted {} times) {state}",
         status.attempt
     )];
-    if status.log_path.is_empty() {
+    // A container that runs and never restarted is not the story: its log is left out.
+    let running = status.state == "CONTAINER_RUNNING";
+    if status.log_path.is_empty() || (running && status.attempt == 0) {
         return out;
     }
     let Ok(bytes) = fs.read(Path::new(&status.log_path)) else {
