@@ -87,6 +87,9 @@ pub(crate) fn kubelet(host: &KubeletHost<'_>) -> Vec<Finding> {
             }
         }
     }
+    if let Some(f) = sandbox_image(host.runtime) {
+        out.push(f);
+    }
     if let Some(config) = &config {
         if let Some(f) = cgroup_driver(config, host.runtime) {
             out.push(f);
@@ -140,6 +143,117 @@ fn cgroup_driver(config: &str, runtime: &dyn Runtime) -> Option<Finding> {
     Some(Finding::cause(format!(
         "cgroup driver mismatch: the kubelet is configured for {kubelet:?} (cgroupDriver in the KubeletConfiguration) but the container runtime's {handler:?} handler uses {theirs:?}, so the kubelet exits at start; set cgroupDriver: {theirs} in the KubeletConfiguration (then 'kubeadm reset' and init again), or set SystemdCgroup = {option} for {handler:?} in containerd's config and restart containerd"
     )))
+}
+
+/// containerd's sandbox ("pause") image, which every Pod needs before its containers: missing from
+/// the runtime, no Pod starts (and the kubelet cannot pull it when the registry is out of reach).
+fn sandbox_image(runtime: &dyn Runtime) -> Option<Finding> {
+    let status = runtime.status().ok()?;
+    let config: serde_json::Value = serde_json::from_str(status.info.get("config")?).ok()?;
+    let image = config.get("sandboxImage")?.as_str().filter(|s| !s.is_empty())?;
+    match runtime.image_status(image) {
+        Ok(None) => Some(Finding::cause(format!(
+            "the container runtime's sandbox (pause) image {image:?} is not present, so no Pod can start: pull it (crictl pull {image}), or set sandbox_image in containerd's config to the pause image kubeadm pulled ('kubeadm config images list') and restart containerd"
+        ))),
+        _ => None,
+    }
+}
+
+/// The `image:` of each static Pod manifest in `manifest_dir` whose component has no container,
+/// when the runtime does not have it: the kubelet could not pull it.
+pub(crate) fn missing_images(
+    runtime: &dyn Runtime,
+    fs: &dyn Fs,
+    manifest_dir: &Path,
+    components: &[&str],
+) -> Vec<Finding> {
+    let running: Vec<String> = runtime
+        .list_containers()
+        .map(|all| all.into_iter().map(|c| c.name).collect())
+        .unwrap_or_default();
+    let mut out = Vec::new();
+    for component in components {
+        if running.iter().any(|n| n == component) {
+            continue;
+        }
+        let Ok(manifest) = fs.read(&manifest_dir.join(format!("{component}.yaml"))) else {
+            continue;
+        };
+        let manifest = String::from_utf8_lossy(&manifest);
+        let Some(image) = manifest.lines().find_map(|l| l.trim().strip_prefix("image: ")) else {
+            continue;
+        };
+        if let Ok(None) = runtime.image_status(image) {
+            out.push(Finding::cause(format!(
+                "{component}'s image {image:?} is not in the container runtime and the kubelet could not pull it: check imageRepository and kubernetesVersion, and that the registry answers ('kubeadm config images pull')"
+            )));
+        }
+    }
+    out
+}
+
+/// Beyond upstream, for `join`'s TLS-bootstrap wait: the kubelet's certificate signing requests as
+/// the bootstrap credentials see them (those of `user`, `system:bootstrap:<token id>`, when known):
+/// none, pending (nobody approves them), denied, or approved.
+pub(crate) fn tls_bootstrap(
+    client: &dyn kubeadm_effects::cluster::Cluster,
+    user: Option<&str>,
+) -> Vec<Finding> {
+    use kubeadm_effects::cluster::{ListOptions, Resource};
+    let resource = Resource::new("certificates.k8s.io", "v1", "certificatesigningrequests");
+    let csrs = match client.list(&resource, "", &ListOptions::default()) {
+        Ok(csrs) => csrs,
+        Err(e) => {
+            return vec![Finding::fact(format!(
+                "the certificate signing requests could not be read with the bootstrap credentials: {e}"
+            ))];
+        }
+    };
+    let str_at = |v: &serde_json::Value, p: &str| {
+        v.pointer(p)
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    };
+    let mut mine: Vec<&serde_json::Value> = csrs
+        .iter()
+        .filter(|c| str_at(c, "/spec/signerName") == "kubernetes.io/kube-apiserver-client-kubelet")
+        .filter(|c| user.is_none_or(|u| str_at(c, "/spec/username") == u))
+        .collect();
+    mine.sort_by_key(|c| str_at(c, "/metadata/creationTimestamp"));
+    let Some(newest) = mine.last() else {
+        return vec![Finding::fact(format!(
+            "no certificate signing request from {}: the kubelet did not reach the API server, or it was refused (see the kubelet's log)",
+            user.unwrap_or("this node's kubelet")
+        ))];
+    };
+    let name = str_at(newest, "/metadata/name");
+    let conditions = newest
+        .pointer("/status/conditions")
+        .and_then(serde_json::Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let condition = |kind: &str| conditions.iter().find(|c| c["type"] == kind);
+    if let Some(c) = condition("Denied").or_else(|| condition("Failed")) {
+        return vec![Finding::cause(format!(
+            "the kubelet's certificate signing request {name} was {}: {}",
+            str_at(c, "/type").to_lowercase(),
+            str_at(c, "/message")
+        ))];
+    }
+    if condition("Approved").is_none() {
+        return vec![Finding::cause(format!(
+            "the kubelet's certificate signing request {name} is pending: nothing approved it; kubeadm's ClusterRoleBinding kubeadm:node-autoapprove-bootstrap lets the controller-manager approve it ('kubeadm init phase bootstrap-token' recreates it), or approve it with 'kubectl certificate approve {name}'"
+        ))];
+    }
+    if newest.pointer("/status/certificate").is_none() {
+        return vec![Finding::cause(format!(
+            "the kubelet's certificate signing request {name} is approved but no certificate was issued: is the controller-manager running, with --cluster-signing-cert-file and --cluster-signing-key-file?"
+        ))];
+    }
+    vec![Finding::fact(format!(
+        "the kubelet's certificate signing request {name} was approved and issued: the kubelet should have written kubelet.conf (see its log)"
+    ))]
 }
 
 fn swap(config: &str, probe: &dyn HostProbe) -> Option<Finding> {

@@ -3,7 +3,7 @@ use std::path::Path;
 
 use kubeadm_effects::cri::{CriCall, CriError, Image, PodSandbox, RuntimeStatus, RuntimeVersion};
 use kubeadm_effects::fs::{DryRunFs, Fs};
-use kubeadm_testkit::fakes::FakeHost;
+use kubeadm_testkit::fakes::{FakeCluster, FakeHost};
 
 use super::*;
 
@@ -105,13 +105,7 @@ impl Fs for Empty {
 }
 
 fn kubelet_findings(host: &FakeHost, runtime: &Containerd, config: &str) -> Vec<Finding> {
-    let fs = files(&[("/var/lib/kubelet/config.yaml", config)]);
-    kubelet(&KubeletHost {
-        probe: host,
-        runtime,
-        fs: &fs,
-        kubelet_dir: Path::new("/var/lib/kubelet"),
-    })
+    kubelet_findings_with(host, runtime, config)
 }
 
 const SYSTEMD: &str =
@@ -268,4 +262,197 @@ fn a_crashing_container_is_shown_with_its_log() {
             "the container runtime has no etcd container: the kubelet did not start its Pod (is the kubelet running? can it pull the image?)"
         ]
     );
+}
+
+/// A containerd whose sandbox image is missing is the cause; present, nothing is said.
+#[test]
+fn a_missing_sandbox_image_is_the_cause() {
+    let config = |image: &str| {
+        let mut c: serde_json::Value = serde_json::from_str(&containerd_config(Some(false))).expect("json");
+        c["sandboxImage"] = serde_json::json!(image);
+        c.to_string()
+    };
+    let runtime = Containerd {
+        config: Some(config("registry.k8s.io/pause:3.6")),
+        ..Containerd::default()
+    };
+    let found = kubelet_findings(&FakeHost::default(), &runtime, CGROUPFS);
+    assert!(
+        found.iter().any(|f| f.certain
+            && f.text.starts_with(
+                "the container runtime's sandbox (pause) image \"registry.k8s.io/pause:3.6\" is not present"
+            )),
+        "{found:#?}"
+    );
+    let with_image = WithImages {
+        inner: runtime,
+        images: vec!["registry.k8s.io/pause:3.6".to_string()],
+    };
+    let found = kubelet_findings_with(&FakeHost::default(), &with_image, CGROUPFS);
+    assert!(!found.iter().any(|f| f.text.contains("sandbox")), "{found:#?}");
+}
+
+/// A component with no container whose manifest's image the runtime lacks.
+#[test]
+fn a_missing_control_plane_image_is_the_cause() {
+    let fs = files(&[
+        (
+            "/etc/kubernetes/manifests/kube-apiserver.yaml",
+            "spec:\n  containers:\n  - command:\n    - kube-apiserver\n    image: registry.example/kube-apiserver:v1.25.16\n",
+        ),
+        (
+            "/etc/kubernetes/manifests/etcd.yaml",
+            "spec:\n  containers:\n  - image: registry.k8s.io/etcd:3.5.9-0\n",
+        ),
+    ]);
+    let runtime = WithImages {
+        inner: Containerd::default(),
+        images: vec!["registry.k8s.io/etcd:3.5.9-0".to_string()],
+    };
+    let found = missing_images(
+        &runtime,
+        &fs,
+        Path::new("/etc/kubernetes/manifests"),
+        &["etcd", "kube-apiserver", "kube-scheduler"],
+    );
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert!(found[0].certain);
+    assert!(
+        found[0]
+            .text
+            .starts_with("kube-apiserver's image \"registry.example/kube-apiserver:v1.25.16\" is not in the container runtime"),
+        "{}",
+        found[0].text
+    );
+}
+
+/// The kubelet's CSR as the bootstrap token sees it: none, pending, denied, approved but not
+/// issued; CSRs of other users or signers are not this kubelet's.
+#[test]
+fn the_tls_bootstrap_csr_is_named() {
+    use kubeadm_effects::cluster::Resource;
+    let resource = Resource::new("certificates.k8s.io", "v1", "certificatesigningrequests");
+    let csr = |name: &str, user: &str, signer: &str, status: serde_json::Value| {
+        serde_json::json!({
+            "apiVersion": "certificates.k8s.io/v1", "kind": "CertificateSigningRequest",
+            "metadata": {"name": name, "creationTimestamp": format!("2026-12-02T01:00:0{}Z", name.len() % 10)},
+            "spec": {"signerName": signer, "username": user},
+            "status": status,
+        })
+    };
+    let user = "system:bootstrap:abcdef";
+    let kubelet = "kubernetes.io/kube-apiserver-client-kubelet";
+    let none = FakeCluster::new().with_object(
+        &resource,
+        csr("other", "system:bootstrap:zzzzzz", kubelet, serde_json::json!({})),
+    );
+    let found = tls_bootstrap(&none, Some(user));
+    assert!(
+        found[0]
+            .text
+            .starts_with("no certificate signing request from system:bootstrap:abcdef"),
+        "{found:#?}"
+    );
+
+    let pending = FakeCluster::new()
+        .with_object(&resource, csr("csr-1", user, kubelet, serde_json::json!({})))
+        .with_object(
+            &resource,
+            csr(
+                "csr-serving",
+                user,
+                "kubernetes.io/kubelet-serving",
+                serde_json::json!({}),
+            ),
+        );
+    let found = tls_bootstrap(&pending, Some(user));
+    assert!(
+        found[0].certain
+            && found[0]
+                .text
+                .starts_with("the kubelet's certificate signing request csr-1 is pending"),
+        "{found:#?}"
+    );
+
+    let denied = FakeCluster::new().with_object(
+        &resource,
+        csr(
+            "csr-2",
+            user,
+            kubelet,
+            serde_json::json!({"conditions": [{"type": "Denied", "message": "not on my watch"}]}),
+        ),
+    );
+    let found = tls_bootstrap(&denied, Some(user));
+    assert_eq!(
+        found[0].text,
+        "the kubelet's certificate signing request csr-2 was denied: not on my watch"
+    );
+
+    let unissued = FakeCluster::new().with_object(
+        &resource,
+        csr(
+            "csr-3",
+            user,
+            kubelet,
+            serde_json::json!({"conditions": [{"type": "Approved"}]}),
+        ),
+    );
+    let found = tls_bootstrap(&unissued, Some(user));
+    assert!(
+        found[0]
+            .text
+            .contains("is approved but no certificate was issued"),
+        "{found:#?}"
+    );
+}
+
+/// A runtime that also has `images`.
+#[derive(Debug)]
+struct WithImages {
+    inner: Containerd,
+    images: Vec<String>,
+}
+
+impl Runtime for WithImages {
+    fn endpoint(&self) -> &str {
+        self.inner.endpoint()
+    }
+    fn version(&self) -> Result<RuntimeVersion, CriError> {
+        self.inner.version()
+    }
+    fn status(&self) -> Result<RuntimeStatus, CriError> {
+        self.inner.status()
+    }
+    fn list_images(&self) -> Result<Vec<Image>, CriError> {
+        Ok(Vec::new())
+    }
+    fn image_status(&self, image: &str) -> Result<Option<Image>, CriError> {
+        Ok(self.images.iter().any(|i| i == image).then(Image::default))
+    }
+    fn pull_image_once(&self, image: &str) -> Result<String, CriError> {
+        Ok(image.to_string())
+    }
+    fn list_pod_sandboxes(&self) -> Result<Vec<PodSandbox>, CriError> {
+        Ok(Vec::new())
+    }
+    fn stop_pod_sandbox(&self, _id: &str) -> Result<(), CriError> {
+        Ok(())
+    }
+    fn remove_pod_sandbox(&self, _id: &str) -> Result<(), CriError> {
+        Ok(())
+    }
+    fn list_containers(&self) -> Result<Vec<Container>, CriError> {
+        self.inner.list_containers()
+    }
+}
+
+fn kubelet_findings_with(host: &FakeHost, runtime: &dyn Runtime, config: &str) -> Vec<Finding> {
+    let fs = files(&[("/var/lib/kubelet/config.yaml", config)]);
+    kubelet(&KubeletHost {
+        probe: host,
+        runtime,
+        fs: &fs,
+        kubelet_dir: Path::new("/var/lib/kubelet"),
+    })
 }

@@ -136,12 +136,18 @@ const CONTROL_PLANE: [&str; 4] = [
 /// Beyond upstream: what this host shows about the kubelet and the static pods (see
 /// [`crate::diagnose`]), so the user knows where to look first.
 fn diagnosis(data: &InitData) -> String {
-    let findings = crate::diagnose::kubelet(&crate::diagnose::KubeletHost {
+    let mut findings = crate::diagnose::kubelet(&crate::diagnose::KubeletHost {
         probe: &*data.host_probe,
         runtime: &*data.runtime,
         fs: &*data.fs,
         kubelet_dir: &data.kubelet_dir,
     });
+    findings.extend(crate::diagnose::missing_images(
+        &*data.runtime,
+        &*data.fs,
+        &data.manifest_dir,
+        &CONTROL_PLANE,
+    ));
     let containers = crate::diagnose::containers(&*data.runtime, &*data.fs, &CONTROL_PLANE);
     crate::diagnose::render(&findings, &containers)
 }

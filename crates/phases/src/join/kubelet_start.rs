@@ -214,12 +214,24 @@ fn kubelet_start(data: &mut JoinData, bootstrap: &Path) -> Result<(), PhaseError
             let e = KubeletStartError::Timeout;
             data.reporter.out(&crate::kubelet::failure_text(&e.to_string()));
             // Beyond upstream: what the host shows (see crate::diagnose).
-            let findings = crate::diagnose::kubelet(&crate::diagnose::KubeletHost {
+            let mut findings = crate::diagnose::kubelet(&crate::diagnose::KubeletHost {
                 probe: &*data.host_probe,
                 runtime: &*data.runtime,
                 fs: &*data.fs,
                 kubelet_dir: &data.kubelet_dir,
             });
+            let token_id = data
+                .cfg
+                .discovery
+                .tls_bootstrap_token
+                .split('.')
+                .next()
+                .unwrap_or_default();
+            let user = (!token_id.is_empty()).then(|| format!("system:bootstrap:{token_id}"));
+            findings.extend(crate::diagnose::tls_bootstrap(
+                &*bootstrap_client,
+                user.as_deref(),
+            ));
             data.reporter.out(&crate::diagnose::render(&findings, &[]));
             return Err(Box::new(e));
         }
