@@ -183,6 +183,16 @@ fn a_rerun_reuses_the_member_its_failed_attempt_announced_member() {
         "{err}"
     );
     assert!(err.contains("/etc/kubernetes/manifests/etcd.yaml"), "{err}");
+    // Beyond upstream: what the host shows, before the error.
+    let out = output(&r);
+    assert!(
+        out.contains("\nWhat kubeadm could see on this host:\n\t- the kubelet does not answer on http://localhost:10248/healthz"),
+        "{out}"
+    );
+    assert!(
+        out.contains("\t- the container runtime could not list the containers: "),
+        "{out}"
+    );
     assert!(
         !etcd.calls().iter().any(|c| c.starts_with("add")),
         "{:?}",

@@ -135,3 +135,38 @@ fn kubelet_start_writes_the_clusters_kubelet_config_and_annotates_the_node() {
         "join writes the config first: {kubelet:?}"
     );
 }
+
+/// No kubelet.conf ever comes: upstream's kubelet check gives up first (the fake host's kubelet
+/// does not answer), with its lines and its error; then what the host and the cluster show: here
+/// the kubelet's certificate signing request, pending.
+#[test]
+fn a_tls_bootstrap_that_never_ends_is_diagnosed() {
+    let (_dir, mut data, fake, out) = setup(false);
+    std::fs::remove_file(data.kubeconfig_dir.join("kubelet.conf")).expect("no kubelet.conf");
+    fake.create(
+        &Resource::new("certificates.k8s.io", "v1", "certificatesigningrequests"),
+        &json!({"apiVersion": "certificates.k8s.io/v1", "kind": "CertificateSigningRequest",
+            "metadata": {"name": "csr-abcde", "creationTimestamp": "2026-12-02T01:00:00Z"},
+            "spec": {"signerName": "kubernetes.io/kube-apiserver-client-kubelet", "username": "system:bootstrap:123456"}}),
+    )
+    .expect("csr");
+    let err = run_kubelet_start(&mut data).expect_err("never bootstraps");
+    assert_eq!(err.to_string(), "timed out waiting for the condition");
+    let text = out.text();
+    assert!(text.contains("[kubelet-start] Waiting for the kubelet to perform the TLS Bootstrap...\n[kubelet-check] Initial timeout of 40s passed.\n[kubelet-check] It seems like the kubelet isn't running or healthy.\n"), "{text}");
+    assert_eq!(text.matches("[kubelet-check] It seems like").count(), 5, "{text}");
+    assert!(
+        text.contains("\nUnfortunately, an error has occurred:\n\ttimed out waiting for the condition\n"),
+        "{text}"
+    );
+    let diagnosis = text
+        .split("What kubeadm could see on this host:\n")
+        .nth(1)
+        .expect("a diagnosis");
+    assert!(
+        diagnosis.starts_with(
+            "\t- CAUSE: the kubelet's certificate signing request csr-abcde is pending: nothing approved it"
+        ),
+        "{diagnosis}"
+    );
+}
