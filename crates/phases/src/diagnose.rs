@@ -63,6 +63,14 @@ pub(crate) fn kubelet(host: &KubeletHost<'_>) -> Vec<Finding> {
             out.push(Finding::fact(format!(
                 "the kubelet does not answer on {HEALTHZ_URL} ({e}): it is not running, or it keeps exiting at start"
             )));
+            // Its ports held by something else stop it at start.
+            for port in [10248, 10250] {
+                if !host.probe.port_free(port) {
+                    out.push(Finding::fact(format!(
+                        "port {port} (the kubelet's) is in use although the kubelet does not answer: another process may hold it (see 'ss -ltnp')"
+                    )));
+                }
+            }
             false
         }
     };
@@ -204,9 +212,19 @@ pub(crate) fn tls_bootstrap(
     let csrs = match client.list(&resource, "", &ListOptions::default()) {
         Ok(csrs) => csrs,
         Err(e) => {
-            return vec![Finding::fact(format!(
-                "the certificate signing requests could not be read with the bootstrap credentials: {e}"
-            ))];
+            let unauthorized = matches!(
+                e.root(),
+                kubeadm_effects::cluster::ClusterError::Api { code: 401, .. }
+            );
+            return vec![if unauthorized {
+                Finding::cause(format!(
+                    "the API server does not accept the bootstrap credentials ({e}): the token has expired or was deleted; create one with 'kubeadm token create --print-join-command' on a control-plane node"
+                ))
+            } else {
+                Finding::fact(format!(
+                    "the certificate signing requests could not be read with the bootstrap credentials: {e}"
+                ))
+            }];
         }
     };
     let str_at = |v: &serde_json::Value, p: &str| {

@@ -456,3 +456,86 @@ fn kubelet_findings_with(host: &FakeHost, runtime: &dyn Runtime, config: &str) -
         kubelet_dir: Path::new("/var/lib/kubelet"),
     })
 }
+
+/// An API server that refuses the bootstrap token (401): expired or deleted, the cause.
+#[test]
+fn a_refused_bootstrap_token_is_the_cause() {
+    use kubeadm_effects::cluster::PatchType;
+    use kubeadm_effects::cluster::{Call, Cluster, ClusterError, ListOptions, Propagation, Resource, Verb};
+    struct Refusing;
+    impl Cluster for Refusing {
+        fn get(&self, r: &Resource, ns: &str, name: &str) -> Result<serde_json::Value, ClusterError> {
+            Err(refused(Call::new(Verb::Get, r, ns, name)))
+        }
+        fn list(
+            &self,
+            r: &Resource,
+            ns: &str,
+            _: &ListOptions,
+        ) -> Result<Vec<serde_json::Value>, ClusterError> {
+            Err(refused(Call::new(Verb::List, r, ns, "")))
+        }
+        fn create(&self, r: &Resource, _: &serde_json::Value) -> Result<serde_json::Value, ClusterError> {
+            Err(refused(Call::new(Verb::Create, r, "", "")))
+        }
+        fn update(&self, r: &Resource, _: &serde_json::Value) -> Result<serde_json::Value, ClusterError> {
+            Err(refused(Call::new(Verb::Update, r, "", "")))
+        }
+        fn patch(
+            &self,
+            r: &Resource,
+            ns: &str,
+            name: &str,
+            _: PatchType,
+            _: &serde_json::Value,
+        ) -> Result<serde_json::Value, ClusterError> {
+            Err(refused(Call::new(Verb::Patch, r, ns, name)))
+        }
+        fn delete(
+            &self,
+            r: &Resource,
+            ns: &str,
+            name: &str,
+            _: Option<Propagation>,
+        ) -> Result<(), ClusterError> {
+            Err(refused(Call::new(Verb::Delete, r, ns, name)))
+        }
+        fn healthy(&self) -> Result<bool, ClusterError> {
+            Ok(true)
+        }
+    }
+    fn refused(call: Call) -> ClusterError {
+        ClusterError::Api {
+            call: Box::new(call),
+            code: 401,
+            reason: "Unauthorized".to_string(),
+            message: "Unauthorized".to_string(),
+        }
+    }
+    let found = tls_bootstrap(&Refusing, Some("system:bootstrap:abcdef"));
+    assert!(
+        found[0].certain
+            && found[0]
+                .text
+                .starts_with("the API server does not accept the bootstrap credentials (Unauthorized): the token has expired"),
+        "{found:#?}"
+    );
+}
+
+/// The kubelet's ports held while it does not answer.
+#[test]
+fn the_kubelets_ports_taken_are_named() {
+    let host = FakeHost {
+        ports_in_use: [10250].into(),
+        ..FakeHost::default()
+    };
+    let found = kubelet_findings(&host, &Containerd::default(), CGROUPFS);
+    assert!(
+        found.iter().any(|f| f
+            .text
+            .starts_with("port 10250 (the kubelet's) is in use although the kubelet does not answer")),
+        "{found:#?}"
+    );
+    let found = kubelet_findings(&FakeHost::default(), &Containerd::default(), CGROUPFS);
+    assert!(!found.iter().any(|f| f.text.starts_with("port ")), "{found:#?}");
+}
