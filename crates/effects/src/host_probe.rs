@@ -146,4 +146,8 @@ pub trait HostProbe: fmt::Debug {
     /// healthz endpoint), or the error in the words of Go's HTTP client (`Get "<url>": dial tcp
     /// 127.0.0.1:10248: connect: connection refused`).
     fn http_get(&self, url: &str) -> Result<u16, String>;
+
+    /// The last `lines` lines the init system keeps of a service's log (systemd's journal:
+    /// `journalctl -u <service> -n <lines>`), oldest first; the error text when there is none.
+    fn service_log(&self, service: &str, lines: usize) -> Result<Vec<String>, String>;
 }

@@ -300,6 +300,21 @@ impl HostProbe for RealHostProbe {
     fn http_get(&self, url: &str) -> Result<u16, String> {
         http_get(self, url).map_err(|e| format!("Get {url:?}: {e}"))
     }
+
+    fn service_log(&self, service: &str, lines: usize) -> Result<Vec<String>, String> {
+        if HostInitSystem::detect().kind() != Some(InitSystemKind::Systemd) {
+            return Err("no systemd journal on this host".to_string());
+        }
+        let n = lines.to_string();
+        match command_stdout(
+            "journalctl",
+            &["-u", service, "-n", &n, "--no-pager", "-o", "cat"],
+        ) {
+            Some((true, out, _)) => Ok(out.lines().map(str::to_string).collect()),
+            Some((false, _, err)) => Err(format!("journalctl: {}", err.trim())),
+            None => Err("journalctl could not be run".to_string()),
+        }
+    }
 }
 
 /// How long a connection may take to open, and an answer to come: Go's old transport defaults

@@ -95,6 +95,15 @@ pub(crate) fn kubelet(host: &KubeletHost<'_>) -> Vec<Finding> {
             }
         }
     }
+    if !healthy
+        && let Some(line) = host
+            .probe
+            .service_log("kubelet", 200)
+            .ok()
+            .and_then(|log| fatal_line(&log))
+    {
+        out.push(Finding::fact(format!("the kubelet's log says: {line}")));
+    }
     if let Some(f) = sandbox_image(host.runtime) {
         out.push(f);
     }
@@ -107,6 +116,21 @@ pub(crate) fn kubelet(host: &KubeletHost<'_>) -> Vec<Finding> {
         }
     }
     out
+}
+
+/// The last line of a kubelet's log that reads as why it stopped: klog's `command failed` or
+/// `failed to run Kubelet`, else the last error line (`E…`).
+fn fatal_line(log: &[String]) -> Option<String> {
+    let fatal = |l: &&String| l.contains("failed to run Kubelet") || l.contains("\"command failed\"");
+    log.iter()
+        .rev()
+        .find(fatal)
+        .or_else(|| {
+            log.iter()
+                .rev()
+                .find(|l| l.starts_with('E') && l.chars().nth(1).is_some_and(|c| c.is_ascii_digit()))
+        })
+        .map(|l| l.trim().to_string())
 }
 
 /// A top-level scalar of the kubelet's `config.yaml` (as kubeadm writes it: `key: value` lines).

@@ -539,3 +539,32 @@ fn the_kubelets_ports_taken_are_named() {
     let found = kubelet_findings(&FakeHost::default(), &Containerd::default(), CGROUPFS);
     assert!(!found.iter().any(|f| f.text.starts_with("port ")), "{found:#?}");
 }
+
+/// On a systemd host the journal's line that says why the kubelet stopped is quoted.
+#[test]
+fn the_kubelets_fatal_log_line_is_quoted() {
+    let host = FakeHost {
+        service_logs: [(
+            "kubelet".to_string(),
+            vec![
+                "I1202 01:18:06.814656   25124 server.go:413] \"Kubelet version\" kubeletVersion=\"v1.25.16\"".to_string(),
+                "E1202 01:18:06.825556   25124 run.go:74] \"command failed\" err=\"failed to run Kubelet: misconfiguration: kubelet cgroup driver: \\\"systemd\\\" is different from docker cgroup driver: \\\"cgroupfs\\\"\"".to_string(),
+                "kubelet.service: Main process exited, code=exited, status=1/FAILURE".to_string(),
+            ],
+        )]
+        .into(),
+        ..FakeHost::default()
+    };
+    let found = kubelet_findings(&host, &Containerd::default(), CGROUPFS);
+    assert!(
+        found.iter().any(|f| f.text.starts_with("the kubelet's log says: E1202 01:18:06.825556   25124 run.go:74] \"command failed\" err=\"failed to run Kubelet: misconfiguration")),
+        "{found:#?}"
+    );
+    // No journal, or a healthy kubelet: nothing quoted.
+    let found = kubelet_findings(&FakeHost::default(), &Containerd::default(), CGROUPFS);
+    assert!(!found.iter().any(|f| f.text.contains("log says")), "{found:#?}");
+    let mut healthy = host;
+    healthy.http.insert(HEALTHZ_URL.to_string(), Ok(200));
+    let found = kubelet_findings(&healthy, &Containerd::default(), CGROUPFS);
+    assert!(!found.iter().any(|f| f.text.contains("log says")), "{found:#?}");
+}

@@ -53,6 +53,8 @@ pub struct FakeHost {
     /// What a `GET` of each URL answers (a status code or Go's error text); a URL not listed is
     /// refused, as a port nothing listens on.
     pub http: BTreeMap<String, Result<u16, String>>,
+    /// Each service's log lines, oldest first; a service not listed has no log.
+    pub service_logs: BTreeMap<String, Vec<String>>,
 }
 
 /// The kernel options upstream's validator requires or recommends, all built in; for [`FakeHost`].
@@ -122,6 +124,7 @@ impl Default for FakeHost {
             kubelet_version_output: Ok("Kubernetes v1.25.16\n".to_string()),
             proxy_env: ProxyEnv::default(),
             http: BTreeMap::new(),
+            service_logs: BTreeMap::new(),
         }
     }
 }
@@ -194,6 +197,13 @@ impl HostProbe for FakeHost {
     }
     fn proxy_env(&self) -> ProxyEnv {
         self.proxy_env.clone()
+    }
+    fn service_log(&self, service: &str, lines: usize) -> Result<Vec<String>, String> {
+        let log = self
+            .service_logs
+            .get(service)
+            .ok_or_else(|| format!("no log of {service}"))?;
+        Ok(log[log.len().saturating_sub(lines)..].to_vec())
     }
     fn http_get(&self, url: &str) -> Result<u16, String> {
         self.http.get(url).cloned().unwrap_or_else(|| {
