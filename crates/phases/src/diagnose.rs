@@ -240,9 +240,14 @@ pub(crate) fn tls_bootstrap(
                 e.root(),
                 kubeadm_effects::cluster::ClusterError::Api { code: 401, .. }
             );
+            let forbidden = matches!(e.root(), kubeadm_effects::cluster::ClusterError::Forbidden { .. });
             return vec![if unauthorized {
                 Finding::cause(format!(
                     "the API server does not accept the bootstrap credentials ({e}): the token has expired or was deleted; create one with 'kubeadm token create --print-join-command' on a control-plane node"
+                ))
+            } else if forbidden {
+                Finding::cause(format!(
+                    "the bootstrap credentials may not handle certificate signing requests ({e}): a token needs the group system:bootstrappers:kubeadm:default-node-token (the default of 'kubeadm token create'; a token made with --groups lacks it unless listed), which kubeadm's RBAC lets create CSRs"
                 ))
             } else {
                 Finding::fact(format!(

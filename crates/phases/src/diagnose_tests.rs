@@ -457,15 +457,16 @@ fn kubelet_findings_with(host: &FakeHost, runtime: &dyn Runtime, config: &str) -
     })
 }
 
-/// An API server that refuses the bootstrap token (401): expired or deleted, the cause.
+/// An API server that refuses the bootstrap token (401: expired or deleted) or forbids it the CSRs
+/// (403: a token without kubeadm's default group): the cause.
 #[test]
 fn a_refused_bootstrap_token_is_the_cause() {
     use kubeadm_effects::cluster::PatchType;
     use kubeadm_effects::cluster::{Call, Cluster, ClusterError, ListOptions, Propagation, Resource, Verb};
-    struct Refusing;
+    struct Refusing(u16);
     impl Cluster for Refusing {
         fn get(&self, r: &Resource, ns: &str, name: &str) -> Result<serde_json::Value, ClusterError> {
-            Err(refused(Call::new(Verb::Get, r, ns, name)))
+            Err(refused(self.0, Call::new(Verb::Get, r, ns, name)))
         }
         fn list(
             &self,
@@ -473,13 +474,13 @@ fn a_refused_bootstrap_token_is_the_cause() {
             ns: &str,
             _: &ListOptions,
         ) -> Result<Vec<serde_json::Value>, ClusterError> {
-            Err(refused(Call::new(Verb::List, r, ns, "")))
+            Err(refused(self.0, Call::new(Verb::List, r, ns, "")))
         }
         fn create(&self, r: &Resource, _: &serde_json::Value) -> Result<serde_json::Value, ClusterError> {
-            Err(refused(Call::new(Verb::Create, r, "", "")))
+            Err(refused(self.0, Call::new(Verb::Create, r, "", "")))
         }
         fn update(&self, r: &Resource, _: &serde_json::Value) -> Result<serde_json::Value, ClusterError> {
-            Err(refused(Call::new(Verb::Update, r, "", "")))
+            Err(refused(self.0, Call::new(Verb::Update, r, "", "")))
         }
         fn patch(
             &self,
@@ -489,7 +490,7 @@ fn a_refused_bootstrap_token_is_the_cause() {
             _: PatchType,
             _: &serde_json::Value,
         ) -> Result<serde_json::Value, ClusterError> {
-            Err(refused(Call::new(Verb::Patch, r, ns, name)))
+            Err(refused(self.0, Call::new(Verb::Patch, r, ns, name)))
         }
         fn delete(
             &self,
@@ -498,21 +499,33 @@ fn a_refused_bootstrap_token_is_the_cause() {
             name: &str,
             _: Option<Propagation>,
         ) -> Result<(), ClusterError> {
-            Err(refused(Call::new(Verb::Delete, r, ns, name)))
+            Err(refused(self.0, Call::new(Verb::Delete, r, ns, name)))
         }
         fn healthy(&self) -> Result<bool, ClusterError> {
             Ok(true)
         }
     }
-    fn refused(call: Call) -> ClusterError {
+    fn refused(code: u16, call: Call) -> ClusterError {
+        if code == 403 {
+            return ClusterError::Forbidden {
+                call: Box::new(call),
+                message: "certificatesigningrequests.certificates.k8s.io is forbidden".to_string(),
+            };
+        }
         ClusterError::Api {
             call: Box::new(call),
-            code: 401,
+            code,
             reason: "Unauthorized".to_string(),
             message: "Unauthorized".to_string(),
         }
     }
-    let found = tls_bootstrap(&Refusing, Some("system:bootstrap:abcdef"));
+    let found = tls_bootstrap(&Refusing(403), Some("system:bootstrap:abcdef"));
+    assert!(
+        found[0].certain
+            && found[0].text.starts_with("the bootstrap credentials may not handle certificate signing requests (certificatesigningrequests.certificates.k8s.io is forbidden): a token needs the group system:bootstrappers:kubeadm:default-node-token"),
+        "{found:#?}"
+    );
+    let found = tls_bootstrap(&Refusing(401), Some("system:bootstrap:abcdef"));
     assert!(
         found[0].certain
             && found[0]
