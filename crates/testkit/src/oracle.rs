@@ -113,6 +113,56 @@ pub fn expected_code(upstream: &Run) -> i32 {
     }
 }
 
+/// Bootstrap tokens are random when defaulted: mask every token-shaped string.
+pub fn mask_tokens(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = String::with_capacity(s.len());
+    let mut i = 0;
+    let tok = |c: u8| c.is_ascii_lowercase() || c.is_ascii_digit();
+    while i < b.len() {
+        if i + 23 <= b.len()
+            && b[i..i + 6].iter().all(|&c| tok(c))
+            && b[i + 6] == b'.'
+            && b[i + 7..i + 23].iter().all(|&c| tok(c))
+            && (i == 0 || !tok(b[i - 1]))
+            && (i + 23 == b.len() || !tok(b[i + 23]))
+        {
+            out.push_str("<token>");
+            i += 23;
+        } else {
+            out.push(b[i] as char);
+            i += 1;
+        }
+    }
+    out
+}
+
+/// Strips klog headers and drops the lines that differ by design: upstream tries the network to resolve
+/// version labels and says so; we resolve them offline; and the stack-trace hint.
+pub fn stderr_lines(s: &str) -> Vec<String> {
+    s.lines()
+        .map(|l| {
+            let b = l.as_bytes();
+            if b.len() > 30
+                && matches!(b[0], b'I' | b'W' | b'E' | b'F')
+                && b[1..5].iter().all(u8::is_ascii_digit)
+            {
+                match l.find("] ") {
+                    Some(i) => l[i + 2..].to_string(),
+                    None => l.to_string(),
+                }
+            } else {
+                l.to_string()
+            }
+        })
+        .filter(|l| {
+            !l.contains("could not fetch a Kubernetes version from the internet")
+                && !l.contains("falling back to the local client version")
+                && !l.starts_with("To see the stack trace of this error")
+        })
+        .collect()
+}
+
 /// A unified-style line diff of two texts, for assertion messages.
 pub fn diff(expected: &str, actual: &str) -> String {
     let e: Vec<&str> = expected.lines().collect();

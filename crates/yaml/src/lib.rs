@@ -14,8 +14,8 @@
 //!
 //! Known differences from yaml.v2 when reading, all in input Kubernetes never writes: the parser
 //! underneath is YAML 1.2, so it accepts a tab starting a block line, the `\/` escape and `:` in
-//! anchor names, and treats NEL/LS/PS as content rather than line breaks; syntax error messages are
-//! worded differently (positions are given).
+//! anchor names; syntax error messages are worded differently (positions are given). yaml.v2's
+//! reader (`reader`: the characters it refuses, its other line breaks) is reproduced.
 //!
 //! Depends on nothing internal; no I/O.
 
@@ -25,6 +25,7 @@ mod convert;
 mod emit;
 mod keyorder;
 mod number;
+mod reader;
 mod resolve;
 mod stream;
 mod tree;
@@ -115,28 +116,38 @@ impl ParseError {
 /// Documents are split as kubeadm splits them: at lines starting with `---` (anything after it
 /// other than a comment is an error), skipping empty documents; a document of only comments or
 /// blank lines reads as `null`. Each document is then read as `sigs.k8s.io/yaml.YAMLToJSON`
-/// reads it. A key repeated in a mapping is an error ([`ParseError::DuplicateKey`]), as in
+/// reads it, after yaml.v2's reader has checked its characters (control characters other than
+/// tab, newline and carriage return are refused, as are U+FFFE and U+FFFF; a leading UTF-8 byte
+/// order mark is dropped). A key repeated in a mapping is an error ([`ParseError::DuplicateKey`]), as in
 /// yaml.v2's strict mode; [`parse_documents_lenient`] keeps the last value instead.
 pub fn parse_documents(src: &str) -> Result<Vec<Document>, ParseError> {
-    read_documents(src, convert::Duplicates::Reject).map(|(docs, _)| docs)
+    read_documents(src.as_bytes(), convert::Duplicates::Reject).map(|(docs, _)| docs)
 }
 
 /// Like [`parse_documents`], but a repeated key does not fail the read: the later value wins,
 /// as with yaml.v2's default (non-strict) decoding, and each repetition is returned as a
 /// [`ParseError::DuplicateKey`] for the caller to report (kubeadm prints them as warnings).
 pub fn parse_documents_lenient(src: &str) -> Result<(Vec<Document>, Vec<ParseError>), ParseError> {
+    read_documents(src.as_bytes(), convert::Duplicates::Collect)
+}
+
+/// [`parse_documents_lenient`] of bytes that need not be UTF-8: each document is decoded as
+/// yaml.v2's reader decodes it (a byte order mark picks UTF-16; malformed UTF-8 is refused with
+/// libyaml's message), so only the document holding a bad byte fails, as upstream's reading does.
+pub fn parse_documents_lenient_bytes(src: &[u8]) -> Result<(Vec<Document>, Vec<ParseError>), ParseError> {
     read_documents(src, convert::Duplicates::Collect)
 }
 
 fn read_documents(
-    src: &str,
+    src: &[u8],
     mode: convert::Duplicates,
 ) -> Result<(Vec<Document>, Vec<ParseError>), ParseError> {
     let mut docs = Vec::new();
     let mut duplicates = Vec::new();
     for chunk in stream::split(src)? {
         let mut converter = convert::Converter::new(mode);
-        let value = match tree::read(&chunk.text, chunk.first_line)? {
+        let text = reader::decode(&chunk.text, chunk.first_line)?;
+        let value = match tree::read(&text, chunk.first_line)? {
             Some(root) => converter.value(&root, &mut String::new())?,
             None => serde_json::Value::Null,
         };

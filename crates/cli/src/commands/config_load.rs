@@ -31,8 +31,29 @@ pub(crate) fn read_config(path: &str) -> Result<String, CommandError> {
             kubeadm_api::gofmt::io_error(&e)
         ))
     })?;
-    String::from_utf8(bytes)
-        .map_err(|_| CommandError::Failed(format!("unable to read config from {path:?} : not UTF-8 text")))
+    config_text(path, bytes)
+}
+
+/// The text of a kubeadm config read from `path`. Bytes that are not UTF-8 are refused as upstream's
+/// YAML reader refuses them, naming the document's line and column (exit 3, bad input); when every
+/// such byte is on a document separator line the reader never sees, the text is kept (lossily).
+pub(crate) fn config_text(path: &str, bytes: Vec<u8>) -> Result<String, CommandError> {
+    match String::from_utf8(bytes) {
+        Ok(text) => Ok(text),
+        Err(e) => {
+            let bytes = e.into_bytes();
+            match kubeadm_yaml::parse_documents_lenient_bytes(&bytes) {
+                Ok(_) => Ok(String::from_utf8_lossy(&bytes).into_owned()),
+                Err(source) => Err(config_error(
+                    ConfigError::Load(Box::new(kubeadm_api::load::LoadError::Parse {
+                        file: path.to_string(),
+                        source,
+                    })),
+                    "",
+                )),
+            }
+        }
+    }
 }
 
 /// Maps a configuration error to the exit code upstream gives it.
@@ -116,6 +137,7 @@ pub(crate) fn load_or_default_init_with(
     } else {
         let text = read_config(config_path).map_err(|e| match e {
             CommandError::Failed(m) => CommandError::Failed(format!("{prefix}{m}")),
+            CommandError::Validation(m) => CommandError::Validation(format!("{prefix}{m}")),
             other => other,
         })?;
         load_init_config(config_path, &text, &mut inputs)
