@@ -17,7 +17,7 @@ impl SemanticVersion {
     pub fn parse(text: &str) -> Result<Self, String> {
         // `^\s*v?([0-9]+(?:\.[0-9]+)*)(.*)*$`: Go's `\s` is ASCII white space, `.` does not match a
         // newline and `$` is the end of the text.
-        let quoted = kubeadm_api::gofmt::quote(text);
+        let quoted = crate::gofmt::quote(text);
         let trimmed = text.trim_start_matches(GO_SPACE);
         let rest = trimmed.strip_prefix('v').unwrap_or(trimmed);
         let numbers_len = numbers_prefix(rest);
@@ -34,12 +34,12 @@ impl SemanticVersion {
             if part.starts_with('0') && *part != "0" {
                 return Err(format!(
                     "illegal zero-prefixed version component {} in {quoted}",
-                    kubeadm_api::gofmt::quote(part)
+                    crate::gofmt::quote(part)
                 ));
             }
             // Only digits reach here, so the one way to fail is overflow.
             *slot = part.parse().map_err(|_| {
-                let part = kubeadm_api::gofmt::quote(part);
+                let part = crate::gofmt::quote(part);
                 format!(
                     "illegal non-numeric version component {part} in {quoted}: strconv.ParseUint: parsing {part}: value out of range"
                 )
@@ -56,7 +56,7 @@ impl SemanticVersion {
             if comp.parse::<u64>().is_ok() && comp.starts_with('0') && comp != "0" {
                 return Err(format!(
                     "illegal zero-prefixed version component {} in {quoted}",
-                    kubeadm_api::gofmt::quote(comp)
+                    crate::gofmt::quote(comp)
                 ));
             }
         }
@@ -74,6 +74,11 @@ impl SemanticVersion {
     /// The minor version.
     pub fn minor(&self) -> u64 {
         self.components[1]
+    }
+
+    /// The patch version.
+    pub fn patch(&self) -> u64 {
+        self.components[2]
     }
 
     /// The pre-release, without its `-`; empty for a release.
