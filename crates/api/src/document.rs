@@ -90,8 +90,10 @@ impl fmt::Display for UnknownField {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{}: unknown field {:?} in {}",
-            self.location, self.path, self.gvk
+            "{}: unknown field {} in {}",
+            self.location,
+            crate::gofmt::quote(&self.path),
+            self.gvk
         )
     }
 }
@@ -261,7 +263,14 @@ pub(crate) fn type_meta(doc: &Document) -> Result<GroupVersionKind, String> {
             )),
         }
     };
-    Ok(GroupVersionKind::new(&field("apiVersion")?, &field("kind")?))
+    let api_version = field("apiVersion")?;
+    let kind = field("kind")?;
+    // apimachinery's `ParseGroupVersion`: `/` alone is empty, more than one `/` is refused.
+    match api_version.matches('/').count() {
+        0 | 1 if api_version != "/" => Ok(GroupVersionKind::new(&api_version, &kind)),
+        0 | 1 => Ok(GroupVersionKind::new("", &kind)),
+        _ => Err(format!("unexpected GroupVersion string: {api_version}")),
+    }
 }
 
 /// How Go's `encoding/json` names a JSON value's type in its errors.
