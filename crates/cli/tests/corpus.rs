@@ -86,6 +86,15 @@ const IMPROVED: &[(&str, &str)] = &[
         "46-invalid-utf8.yaml: line 4, column 18: invalid leading UTF-8 octet",
     ),
     ("47-nel-line-break.yaml", "47-nel-line-break.yaml: line 6"),
+    // yaml.v2's scanner errors for tabs: its words, with the line and column.
+    (
+        "53-tab-indentation.yaml",
+        "53-tab-indentation.yaml: line 5, column 1: found a tab character that violates indentation",
+    ),
+    (
+        "54-tab-after-entry.yaml",
+        "54-tab-after-entry.yaml: line 6, column 4: found character that cannot start any token",
+    ),
 ];
 
 #[test]

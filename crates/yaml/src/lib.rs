@@ -8,14 +8,15 @@
 //! ([`parse_documents_lenient`] keeps the last value and reports them instead).
 //!
 //! Modules: `emit` (the writer), `keyorder` (yaml.v2's key order), `resolve` (YAML 1.1 scalar
-//! resolution), `number` (Go float formatting), `stream` (kubeadm's document split), `tree` (events
+//! resolution), `number` (Go float formatting), `stream` (kubeadm's document split), `tabs` (libyaml's tab rules), `tree` (events
 //! to nodes, over `saphyr-parser`), `convert` (nodes to JSON with positions). The expected behaviour
 //! is pinned by golden files produced by the Go libraries themselves (`tests/golden/README.md`).
 //!
 //! Known differences from yaml.v2 when reading, all in input Kubernetes never writes: the parser
-//! underneath is YAML 1.2, so it accepts a tab starting a block line, the `\/` escape and `:` in
-//! anchor names; syntax error messages are worded differently (positions are given). yaml.v2's
-//! reader (`reader`: the characters it refuses, its other line breaks) is reproduced.
+//! underneath is YAML 1.2, so it accepts the `\/` escape and `:` in anchor names; syntax error
+//! messages are worded differently (positions are given). yaml.v2's reader (`reader`: the
+//! characters it refuses, its other line breaks) is reproduced, and so are its scanner's rules for
+//! tabs in block context (`tabs`, a line-based approximation).
 //!
 //! Depends on nothing internal; no I/O.
 
@@ -28,6 +29,7 @@ mod number;
 mod reader;
 mod resolve;
 mod stream;
+mod tabs;
 mod tree;
 
 /// A line and column in the source, both 1-based.
@@ -147,6 +149,7 @@ fn read_documents(
     for chunk in stream::split(src)? {
         let mut converter = convert::Converter::new(mode);
         let text = reader::decode(&chunk.text, chunk.first_line)?;
+        let text = tabs::check(&text, chunk.first_line)?.unwrap_or(text);
         let value = match tree::read(&text, chunk.first_line)? {
             Some(root) => converter.value(&root, &mut String::new())?,
             None => serde_json::Value::Null,

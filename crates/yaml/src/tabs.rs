@@ -1,0 +1,228 @@
+//! libyaml's rules for tabs in block context, which the YAML 1.2 parser underneath does not have:
+//! the scanner skips a tab between tokens only where a simple key cannot start, so a tab in the
+//! indentation of a block line, or right after a `-`, `?` or line-leading `:` indicator, is
+//! "found character that cannot start any token"; and a tab in the indentation of a plain scalar's
+//! continuation line left of the scalar's block indentation is "found a tab character that
+//! violates indentation". Inside flow collections, quoted scalars and block scalars (which have
+//! their own rule, applied by the parser) tabs are left alone.
+//!
+//! This is a line-based approximation of libyaml's scanner state, erring towards accepting: the
+//! block indentation of a plain scalar is taken from the key or `-` on the line it starts on (0 when
+//! it has neither), so a tab deeper in the indentation of a continuation line may be accepted where
+//! yaml.v2 refuses it. Tabs at the start of a line, the common case, are judged as yaml.v2 does.
+
+use crate::{ParseError, Position};
+
+/// What the scanner is inside of at the end of a line.
+#[derive(Default)]
+struct State {
+    /// Unclosed `[` and `{`.
+    flow: usize,
+    /// An unclosed quoted scalar's quote.
+    quote: Option<u8>,
+    /// A block scalar's parent indentation: more-indented and blank lines are its content.
+    block_scalar: Option<usize>,
+    /// A plain scalar that may continue on the next line: the column its continuation lines must
+    /// reach before a tab (its block indentation plus one).
+    plain: Option<usize>,
+}
+
+/// Refuses the tabs yaml.v2 refuses in `text` (one document, starting on source line `first_line`);
+/// the text to parse, with the tabs of quoted scalars' continuation indentation made spaces.
+pub(crate) fn check(text: &str, first_line: usize) -> Result<Option<String>, ParseError> {
+    if !text.contains('\t') {
+        return Ok(None);
+    }
+    let mut fixed: Option<Vec<u8>> = None;
+    let mut st = State::default();
+    let mut offset = 0;
+    for (n, line) in text.split('\n').enumerate() {
+        let start = offset;
+        offset += line.len() + 1;
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        let fail = |column: usize, message: &str| {
+            Err(ParseError::Syntax {
+                position: Position {
+                    line: first_line + n,
+                    column: column + 1,
+                },
+                message: message.to_string(),
+            })
+        };
+        let b = line.as_bytes();
+        if st.quote.is_some() {
+            let indentation = b.iter().take_while(|&&c| c == b' ' || c == b'\t').count();
+            if b[..indentation].contains(&b'\t') {
+                let f = fixed.get_or_insert_with(|| text.as_bytes().to_vec());
+                f[start..start + indentation].fill(b' ');
+            }
+        }
+        if st.quote.is_some() || st.flow > 0 {
+            scan(b, 0, &mut st);
+            continue;
+        }
+        let spaces = b.iter().take_while(|&&c| c == b' ').count();
+        let blank = b.iter().all(|&c| c == b' ' || c == b'\t');
+        if let Some(parent) = st.block_scalar {
+            if blank || spaces > parent {
+                continue;
+            }
+            st.block_scalar = None;
+        }
+        if b.starts_with(b"---") || b.starts_with(b"...") || b.starts_with(b"%") {
+            st.plain = None;
+            continue;
+        }
+        if b.get(spaces) == Some(&b'\t') {
+            match st.plain {
+                Some(indent) if spaces >= indent => {}
+                Some(_) => return fail(spaces, "found a tab character that violates indentation"),
+                None => return fail(spaces, "found character that cannot start any token"),
+            }
+        }
+        let first = b.iter().position(|&c| c != b' ' && c != b'\t');
+        let Some(first) = first else { continue };
+        if let Some(indent) = st.plain {
+            if first >= indent && b[first] != b'#' {
+                // More of the plain scalar.
+                scan_plain_rest(b, first, &mut st);
+                continue;
+            }
+            st.plain = None;
+        }
+        if let Some(column) = scan(b, first, &mut st) {
+            return fail(column, "found character that cannot start any token");
+        }
+    }
+    // Only ASCII tabs were replaced by ASCII spaces: still UTF-8.
+    Ok(fixed.map(|f| String::from_utf8_lossy(&f).into_owned()))
+}
+
+fn is_blank(c: Option<&u8>) -> bool {
+    matches!(c, None | Some(b' ' | b'\t'))
+}
+
+/// Continues a plain scalar on a line of its own: it ends at a comment or a `: `, else goes on.
+fn scan_plain_rest(b: &[u8], from: usize, st: &mut State) {
+    let mut i = from;
+    while i < b.len() {
+        if b[i] == b'#' && matches!(b[i - 1], b' ' | b'\t') {
+            st.plain = None;
+            return;
+        }
+        if b[i] == b':' && is_blank(b.get(i + 1)) {
+            // A key where a scalar continues: the parser refuses it; nothing more to judge here.
+            st.plain = None;
+            return;
+        }
+        i += 1;
+    }
+}
+
+/// Scans the tokens of one line from `from`, updating `st`; the column of a tab yaml.v2 refuses
+/// after a `-`, `?` or line-leading `:` indicator, if there is one.
+fn scan(b: &[u8], from: usize, st: &mut State) -> Option<usize> {
+    let mut i = from;
+    let line_start = b.iter().position(|&c| c != b' ' && c != b'\t').unwrap_or(0);
+    // The block indentation a plain scalar on this line belongs to: the last key's or entry's column.
+    let mut indent: Option<usize> = None;
+    let mut token_start = None;
+    let mut ends_plain = false;
+    while i < b.len() {
+        let c = b[i];
+        if let Some(q) = st.quote {
+            if c == b'\\' && q == b'"' {
+                i += 2;
+                continue;
+            }
+            if c == q {
+                if q == b'\'' && b.get(i + 1) == Some(&b'\'') {
+                    i += 2;
+                    continue;
+                }
+                st.quote = None;
+            }
+            i += 1;
+            continue;
+        }
+        let after_blank = i == 0 || matches!(b[i - 1], b' ' | b'\t');
+        match c {
+            b' ' | b'\t' => {
+                i += 1;
+                continue;
+            }
+            b'#' if after_blank => {
+                ends_plain = false;
+                break;
+            }
+            b'[' | b'{' => st.flow += 1,
+            b']' | b'}' => st.flow = st.flow.saturating_sub(1),
+            b',' if st.flow > 0 => {}
+            b'-' | b'?' | b':' if is_blank(b.get(i + 1)) => {
+                let leading = i == line_start
+                    || b[line_start..i]
+                        .split(|&c| c == b' ')
+                        .all(|t| t.is_empty() || t == b"-" || t == b"?");
+                if c == b':'
+                    && let Some(t) = token_start.take()
+                {
+                    indent = Some(t);
+                }
+                if st.flow == 0 && (c != b':' || leading) {
+                    if c != b':' {
+                        indent = Some(i);
+                    }
+                    let ws = b[i + 1..].iter().take_while(|&&c| c == b' ' || c == b'\t');
+                    if let Some(k) = ws.clone().position(|&c| c == b'\t') {
+                        return Some(i + 1 + k);
+                    }
+                }
+                ends_plain = false;
+                token_start = None;
+            }
+            b'"' | b'\'' => {
+                st.quote = Some(c);
+                token_start = Some(i);
+                ends_plain = false;
+            }
+            b'|' | b'>' if st.flow == 0 => {
+                st.block_scalar = Some(indent.unwrap_or(line_start));
+                st.plain = None;
+                return None;
+            }
+            b'&' | b'*' | b'!' => {
+                while i < b.len() && !matches!(b[i], b' ' | b'\t') {
+                    i += 1;
+                }
+                ends_plain = false;
+                continue;
+            }
+            _ => {
+                // A plain scalar: to a `: `, a ` #`, or (in a flow) a flow indicator.
+                token_start = Some(i);
+                while i < b.len() {
+                    let c = b[i];
+                    if c == b':' && (is_blank(b.get(i + 1)) || st.flow > 0) {
+                        break;
+                    }
+                    if c == b'#' && matches!(b[i - 1], b' ' | b'\t') {
+                        break;
+                    }
+                    if st.flow > 0 && matches!(c, b',' | b'[' | b']' | b'{' | b'}') {
+                        break;
+                    }
+                    i += 1;
+                }
+                ends_plain = true;
+                continue;
+            }
+        }
+        i += 1;
+    }
+    st.plain = (ends_plain && st.flow == 0 && st.quote.is_none()).then(|| match indent {
+        Some(col) => col + 1,
+        None if line_start == 0 => 0,
+        None => 1,
+    });
+    None
+}
