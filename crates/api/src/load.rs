@@ -220,20 +220,30 @@ pub fn split_documents(
     text: &str,
     warnings: &mut Vec<ConfigWarning>,
 ) -> Result<Vec<KindedDocument>, LoadError> {
-    // Upstream reads with yaml.v2's non-strict decoding: a repeated key keeps its last value, and
-    // only the strict pass mentions it, as a warning.
-    let (docs, duplicates) =
-        kubeadm_yaml::parse_documents_lenient(text).map_err(|source| LoadError::Parse {
+    split_documents_bytes(file, text.as_bytes(), warnings)
+}
+
+/// [`split_documents`] of bytes that need not be UTF-8. As upstream, each document is read and its
+/// kind checked before the next is read, so a later document's bad byte or syntax is not reported
+/// when an earlier one lacks its kind.
+pub fn split_documents_bytes(
+    file: &str,
+    bytes: &[u8],
+    warnings: &mut Vec<ConfigWarning>,
+) -> Result<Vec<KindedDocument>, LoadError> {
+    let mut out: Vec<KindedDocument> = Vec::new();
+    let mut dups = Vec::new();
+    for item in kubeadm_yaml::documents_lenient_bytes(bytes) {
+        // Upstream reads with yaml.v2's non-strict decoding: a repeated key keeps its last value,
+        // and only the strict pass mentions it, as a warning.
+        let (doc, duplicates) = item.map_err(|source| LoadError::Parse {
             file: file.to_string(),
             source,
         })?;
-    warnings.extend(duplicates.into_iter().map(|error| ConfigWarning::DuplicateKey {
-        file: file.to_string(),
-        error,
-    }));
-    let mut out: Vec<KindedDocument> = Vec::new();
-    let mut dups = Vec::new();
-    for doc in docs {
+        warnings.extend(duplicates.into_iter().map(|error| ConfigWarning::DuplicateKey {
+            file: file.to_string(),
+            error,
+        }));
         // Empty documents are skipped by the reader; one of only comments reads as null and, as
         // upstream, fails below for lack of apiVersion and kind.
         let location = Location {

@@ -133,11 +133,52 @@ pub fn parse_documents_lenient(src: &str) -> Result<(Vec<Document>, Vec<ParseErr
     read_documents(src.as_bytes(), convert::Duplicates::Collect)
 }
 
-/// [`parse_documents_lenient`] of bytes that need not be UTF-8: each document is decoded as
-/// yaml.v2's reader decodes it (a byte order mark picks UTF-16; malformed UTF-8 is refused with
-/// libyaml's message), so only the document holding a bad byte fails, as upstream's reading does.
-pub fn parse_documents_lenient_bytes(src: &[u8]) -> Result<(Vec<Document>, Vec<ParseError>), ParseError> {
-    read_documents(src, convert::Duplicates::Collect)
+/// Reads `src` one document at a time, as kubeadm's `SplitYAMLDocuments` does: each item is a
+/// document with the keys repeated in it (see [`parse_documents_lenient`]), or the error that ends
+/// the stream (a bad document separator, or a document that does not read); nothing follows an
+/// error. A caller that checks each document as it comes reports what upstream reports first.
+/// The bytes need not be UTF-8: each document is decoded as yaml.v2's reader decodes it (a byte
+/// order mark picks UTF-16; malformed UTF-8 is refused with libyaml's message), so only the
+/// document holding a bad byte fails, as upstream's reading does.
+pub fn documents_lenient_bytes(
+    src: &[u8],
+) -> impl Iterator<Item = Result<(Document, Vec<ParseError>), ParseError>> + '_ {
+    read_each(src, convert::Duplicates::Collect)
+}
+
+fn read_each(
+    src: &[u8],
+    mode: convert::Duplicates,
+) -> impl Iterator<Item = Result<(Document, Vec<ParseError>), ParseError>> + '_ {
+    let (chunks, bad_separator) = stream::split(src);
+    let mut failed = false;
+    chunks
+        .into_iter()
+        .map(move |chunk| read_chunk(&chunk, mode))
+        .chain(bad_separator.map(Err))
+        .take_while(move |item| {
+            let go_on = !failed;
+            failed |= item.is_err();
+            go_on
+        })
+}
+
+fn read_chunk(
+    chunk: &stream::Chunk,
+    mode: convert::Duplicates,
+) -> Result<(Document, Vec<ParseError>), ParseError> {
+    let mut converter = convert::Converter::new(mode);
+    let text = reader::decode(&chunk.text, chunk.first_line)?;
+    let text = tabs::check(&text, chunk.first_line)?.unwrap_or(text);
+    let value = match tree::read(&text, chunk.first_line)? {
+        Some(root) => converter.value(&root, &mut String::new())?,
+        None => serde_json::Value::Null,
+    };
+    let document = Document {
+        value,
+        positions: converter.positions,
+    };
+    Ok((document, converter.duplicates))
 }
 
 fn read_documents(
@@ -146,19 +187,10 @@ fn read_documents(
 ) -> Result<(Vec<Document>, Vec<ParseError>), ParseError> {
     let mut docs = Vec::new();
     let mut duplicates = Vec::new();
-    for chunk in stream::split(src)? {
-        let mut converter = convert::Converter::new(mode);
-        let text = reader::decode(&chunk.text, chunk.first_line)?;
-        let text = tabs::check(&text, chunk.first_line)?.unwrap_or(text);
-        let value = match tree::read(&text, chunk.first_line)? {
-            Some(root) => converter.value(&root, &mut String::new())?,
-            None => serde_json::Value::Null,
-        };
-        duplicates.append(&mut converter.duplicates);
-        docs.push(Document {
-            value,
-            positions: converter.positions,
-        });
+    for item in read_each(src, mode) {
+        let (doc, mut dups) = item?;
+        duplicates.append(&mut dups);
+        docs.push(doc);
     }
     Ok((docs, duplicates))
 }

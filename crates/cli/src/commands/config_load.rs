@@ -35,22 +35,17 @@ pub(crate) fn read_config(path: &str) -> Result<String, CommandError> {
 }
 
 /// The text of a kubeadm config read from `path`. Bytes that are not UTF-8 are refused as upstream's
-/// YAML reader refuses them, naming the document's line and column (exit 3, bad input); when every
+/// YAML reader refuses them, naming the document's line and column (exit 3, bad input), unless an
+/// earlier document fails first (upstream reads and checks one document at a time); when every
 /// such byte is on a document separator line the reader never sees, the text is kept (lossily).
 pub(crate) fn config_text(path: &str, bytes: Vec<u8>) -> Result<String, CommandError> {
     match String::from_utf8(bytes) {
         Ok(text) => Ok(text),
         Err(e) => {
             let bytes = e.into_bytes();
-            match kubeadm_yaml::parse_documents_lenient_bytes(&bytes) {
+            match kubeadm_api::load::split_documents_bytes(path, &bytes, &mut Vec::new()) {
                 Ok(_) => Ok(String::from_utf8_lossy(&bytes).into_owned()),
-                Err(source) => Err(config_error(
-                    ConfigError::Load(Box::new(kubeadm_api::load::LoadError::Parse {
-                        file: path.to_string(),
-                        source,
-                    })),
-                    "",
-                )),
+                Err(e) => Err(config_error(ConfigError::Load(Box::new(e)), "")),
             }
         }
     }
