@@ -49,6 +49,11 @@ pub struct Document {
     /// Position of each node, keyed by JSON pointer (RFC 6901, `""` for the root). For a mapping entry
     /// the position is that of its key.
     pub positions: BTreeMap<String, Position>,
+    /// Why the document is not JSON, when it looks like JSON: Kubernetes' decoders read a document
+    /// whose bytes start (after white space) with `{` as JSON, not YAML, so YAML there (a comment,
+    /// a `...` end marker, an unquoted key) fails their decoding though the YAML reading here, and
+    /// upstream's own apiVersion and kind lookup, succeed.
+    pub json_error: Option<String>,
 }
 
 impl Document {
@@ -169,16 +174,52 @@ fn read_chunk(
 ) -> Result<(Document, Vec<ParseError>), ParseError> {
     let mut converter = convert::Converter::new(mode);
     let text = reader::decode(&chunk.text, chunk.first_line)?;
-    let text = tabs::check(&text, chunk.first_line)?.unwrap_or(text);
-    let value = match tree::read(&text, chunk.first_line)? {
+    let (fixed, bad_tab) = tabs::check(&text, chunk.first_line);
+    let text = fixed.unwrap_or(text);
+    // The YAML 1.2 parser refuses a byte order mark inside a document; libyaml reads it as content.
+    let (text, bom) = reader::stand_in_for_boms(text);
+    // A refused tab counts where yaml.v2 reads that far: before a syntax error, or within what it
+    // reads of the document (its first node, and the line that ends it).
+    let root = match (tree::read(&text, chunk.first_line), bad_tab) {
+        // The parser underneath may stop at the tab, or report it from where its scalar starts.
+        (Err(e), Some(tab)) => {
+            let tab_first = tab.position() <= e.position()
+                || tab.position().line <= e.position().line + 1 && e.to_string().contains("tab");
+            return Err(if tab_first { tab } else { e });
+        }
+        (Ok((_, last_line)), Some(tab)) if tab.position().line <= last_line => return Err(tab),
+        (read, _) => read?.0,
+    };
+    let mut value = match root {
         Some(root) => converter.value(&root, &mut String::new())?,
         None => serde_json::Value::Null,
     };
+    let mut positions = converter.positions;
+    if let Some(stand_in) = bom {
+        reader::restore_boms(&mut value, stand_in);
+        positions = positions
+            .into_iter()
+            .map(|(k, v)| (k.replace(stand_in, "\u{feff}"), v))
+            .collect();
+    }
     let document = Document {
         value,
-        positions: converter.positions,
+        positions,
+        json_error: json_error(&chunk.text),
     };
     Ok((document, converter.duplicates))
+}
+
+/// apimachinery's `IsJSONBuffer` (the bytes start with `{` after Unicode white space), and if so
+/// whether they are one JSON value, as Go's decoder requires.
+fn json_error(bytes: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(bytes);
+    if !text.trim_start().starts_with('{') {
+        return None;
+    }
+    serde_json::from_slice::<serde_json::Value>(bytes)
+        .err()
+        .map(|e| e.to_string())
 }
 
 fn read_documents(

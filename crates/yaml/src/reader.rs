@@ -162,6 +162,35 @@ fn check_printable(c: char) -> Result<(), &'static str> {
     }
 }
 
+/// `text` with each byte order mark that is not at a line start (those are dropped above) replaced
+/// by a private-use character the text does not hold, and that character, if any was needed.
+pub(crate) fn stand_in_for_boms(text: String) -> (String, Option<char>) {
+    if !text.contains('\u{feff}') {
+        return (text, None);
+    }
+    let Some(stand_in) = ('\u{e000}'..='\u{f8ff}').rev().find(|&c| !text.contains(c)) else {
+        return (text, None);
+    };
+    (text.replace('\u{feff}', &stand_in.to_string()), Some(stand_in))
+}
+
+/// Puts back the byte order marks [`stand_in_for_boms`] replaced, in every string and key.
+pub(crate) fn restore_boms(value: &mut serde_json::Value, stand_in: char) {
+    use serde_json::Value;
+    match value {
+        Value::String(s) => *s = s.replace(stand_in, "\u{feff}"),
+        Value::Array(items) => items.iter_mut().for_each(|v| restore_boms(v, stand_in)),
+        Value::Object(map) => {
+            let entries = std::mem::take(map);
+            for (k, mut v) in entries {
+                restore_boms(&mut v, stand_in);
+                map.insert(k.replace(stand_in, "\u{feff}"), v);
+            }
+        }
+        _ => {}
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

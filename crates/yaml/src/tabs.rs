@@ -27,12 +27,20 @@ struct State {
     plain: Option<usize>,
 }
 
-/// Refuses the tabs yaml.v2 refuses in `text` (one document, starting on source line `first_line`);
-/// the text to parse, with the tabs of quoted scalars' continuation indentation made spaces.
-pub(crate) fn check(text: &str, first_line: usize) -> Result<Option<String>, ParseError> {
+/// The text to parse (`None`: `text` as it is), with the tabs of quoted scalars' continuation
+/// indentation made spaces, and the first tab yaml.v2 refuses in `text` (one document, starting on
+/// source line `first_line`), if any. The caller judges whether yaml.v2 would get that far: its
+/// `Unmarshal` stops reading after the first node.
+pub(crate) fn check(text: &str, first_line: usize) -> (Option<String>, Option<ParseError>) {
     if !text.contains('\t') {
-        return Ok(None);
+        return (None, None);
     }
+    let mut refused = None;
+    let fixed = scan_lines(text, first_line, &mut refused);
+    (fixed, refused)
+}
+
+fn scan_lines(text: &str, first_line: usize, refused: &mut Option<ParseError>) -> Option<String> {
     let mut fixed: Option<Vec<u8>> = None;
     let mut st = State::default();
     let mut offset = 0;
@@ -41,7 +49,7 @@ pub(crate) fn check(text: &str, first_line: usize) -> Result<Option<String>, Par
         offset += line.len() + 1;
         let line = line.strip_suffix('\r').unwrap_or(line);
         let fail = |column: usize, message: &str| {
-            Err(ParseError::Syntax {
+            Some(ParseError::Syntax {
                 position: Position {
                     line: first_line + n,
                     column: column + 1,
@@ -74,10 +82,13 @@ pub(crate) fn check(text: &str, first_line: usize) -> Result<Option<String>, Par
             continue;
         }
         if b.get(spaces) == Some(&b'\t') {
-            match st.plain {
-                Some(indent) if spaces >= indent => {}
-                Some(_) => return fail(spaces, "found a tab character that violates indentation"),
-                None => return fail(spaces, "found character that cannot start any token"),
+            *refused = match st.plain {
+                Some(indent) if spaces >= indent => None,
+                Some(_) => fail(spaces, "found a tab character that violates indentation"),
+                None => fail(spaces, "found character that cannot start any token"),
+            };
+            if refused.is_some() {
+                break;
             }
         }
         let first = b.iter().position(|&c| c != b' ' && c != b'\t');
@@ -91,11 +102,12 @@ pub(crate) fn check(text: &str, first_line: usize) -> Result<Option<String>, Par
             st.plain = None;
         }
         if let Some(column) = scan(b, first, &mut st) {
-            return fail(column, "found character that cannot start any token");
+            *refused = fail(column, "found character that cannot start any token");
+            break;
         }
     }
     // Only ASCII tabs were replaced by ASCII spaces: still UTF-8.
-    Ok(fixed.map(|f| String::from_utf8_lossy(&f).into_owned()))
+    fixed.map(|f| String::from_utf8_lossy(&f).into_owned())
 }
 
 fn is_blank(c: Option<&u8>) -> bool {

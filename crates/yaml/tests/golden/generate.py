@@ -170,6 +170,10 @@ Y2J = [
     "? a\n:\tb", "a: \"x\"\n\tb: 1", "a:\n  b: x\n   \ty", "- a: 1\n  \tb", "- a: 1\n   \tb",
     "{\"a\": 1,\n\t\"b\": 2}", "a: |\n  x\n  \ty\n", "a: |\n  x\n\ty", "a: 1 # c\n\t", "a: &x\n\tb",
     "x\n\ty", "a: b\n  \n\t", "- \"x\"\t", "a:\n  b: c\n\t  d: e", "a:\n- b\n\t- c",
+    # yaml.v2 reads only the first node: a refused tab after it is never seen.
+    " a: 1\nb: 2\n\t- x", " a: 1\n\tb: 2", " a: 1\nb:\n\t- x",
+    # A document end marker before any node.
+    "...\n", "...\na: 1", "# c\n...\na: 1", "a: 1\n...\nb: 2", "--- \n...\na: 1", "... # c\na: 1",
 ]
 
 
