@@ -113,6 +113,7 @@ pub struct FieldError {
 }
 
 /// One path segment, for building both the dotted path and the JSON pointer.
+#[derive(Clone)]
 enum Segment {
     Key(String),
     Index(usize),
@@ -178,15 +179,53 @@ fn error_segments(path: &serde_path_to_error::Path) -> Vec<Segment> {
 
 /// Go decodes `null` into a field by leaving it at its zero value, which is what an absent field
 /// gives too; dropping `null` members makes serde agree (it would reject `null` for a string).
-fn strip_nulls(v: &mut serde_json::Value) {
+/// The paths of the members dropped go to `dropped`.
+fn strip_nulls(v: &mut serde_json::Value, at: &mut Vec<Segment>, dropped: &mut Vec<Vec<Segment>>) {
     match v {
         serde_json::Value::Object(map) => {
-            map.retain(|_, v| !v.is_null());
-            map.values_mut().for_each(strip_nulls);
+            map.retain(|k, v| {
+                if v.is_null() {
+                    let mut path = at.clone();
+                    path.push(Segment::Key(k.clone()));
+                    dropped.push(path);
+                }
+                !v.is_null()
+            });
+            for (k, v) in map.iter_mut() {
+                at.push(Segment::Key(k.clone()));
+                strip_nulls(v, at, dropped);
+                at.pop();
+            }
         }
-        serde_json::Value::Array(items) => items.iter_mut().for_each(strip_nulls),
+        serde_json::Value::Array(items) => {
+            for (i, v) in items.iter_mut().enumerate() {
+                at.push(Segment::Index(i));
+                strip_nulls(v, at, dropped);
+                at.pop();
+            }
+        }
         _ => {}
     }
+}
+
+/// Decodes `value` into `T`, with the paths of the fields `T` does not have.
+fn decode_noting_unknown<T: DeserializeOwned>(
+    value: serde_json::Value,
+) -> (
+    Result<T, serde_path_to_error::Error<serde_json::Error>>,
+    Vec<Vec<Segment>>,
+) {
+    let mut unknown = Vec::new();
+    let result = {
+        let mut on_ignored = |path: serde_ignored::Path<'_>| {
+            let mut segs = Vec::new();
+            ignored_segments(&path, &mut segs);
+            unknown.push(segs);
+        };
+        let de = serde_ignored::Deserializer::new(value, &mut on_ignored);
+        serde_path_to_error::deserialize(de)
+    };
+    (result, unknown)
 }
 
 /// Decodes `doc` into `T`. Unknown fields are returned (upstream only warns about them); a wrong
@@ -197,17 +236,35 @@ pub(crate) fn decode_typed<T: DeserializeOwned>(
     gvk: &GroupVersionKind,
 ) -> Result<(T, Vec<UnknownField>), FieldError> {
     let mut value = doc.value.clone();
-    strip_nulls(&mut value);
-    let mut unknown = Vec::new();
-    let result: Result<T, _> = {
-        let mut on_ignored = |path: serde_ignored::Path<'_>| {
-            let mut segs = Vec::new();
-            ignored_segments(&path, &mut segs);
-            unknown.push(segs);
-        };
-        let de = serde_ignored::Deserializer::new(value, &mut on_ignored);
-        serde_path_to_error::deserialize(de)
-    };
+    let mut nulls = Vec::new();
+    strip_nulls(&mut value, &mut Vec::new(), &mut nulls);
+    let (result, mut unknown) = decode_noting_unknown::<T>(value.clone());
+    if result.is_ok() {
+        // A field set to null is unknown too if the type has no such field (upstream's strict
+        // pass names it): an empty object there is ignored, and so reported, only then.
+        for null in nulls {
+            let mut probe = value.clone();
+            if let Some(serde_json::Value::Object(parent)) =
+                probe.pointer_mut(&pointer(&null[..null.len() - 1]))
+                && let Some(Segment::Key(k)) = null.last()
+            {
+                parent.insert(k.clone(), serde_json::json!({}));
+            }
+            let (_, ignored) = decode_noting_unknown::<T>(probe);
+            if ignored.iter().any(|segs| pointer(segs) == pointer(&null)) {
+                unknown.push(null);
+            }
+        }
+        // In the order upstream names them: its JSON has every object's keys sorted.
+        unknown.sort_by_key(|segs| {
+            segs.iter()
+                .map(|s| match s {
+                    Segment::Key(k) => (k.clone(), 0),
+                    Segment::Index(i) => (String::new(), *i),
+                })
+                .collect::<Vec<_>>()
+        });
+    }
     let location = |segs: &[Segment]| Location {
         file: file.to_string(),
         position: doc.position(&pointer(segs)),
@@ -294,6 +351,7 @@ mod tests {
         Document {
             value: v,
             positions: Default::default(),
+            json_error: None,
         }
     }
 
@@ -311,16 +369,32 @@ mod tests {
         let (cfg, unknown) = decode_typed::<ClusterConfiguration>("c.yaml", &d, &gvk).expect("decodes");
         assert_eq!(cfg.networking.pod_subnet, "10.0.0.0/8");
         let paths: Vec<&str> = unknown.iter().map(|u| u.path.as_str()).collect();
-        // Names are case-sensitive, as in upstream's decoder.
+        // Names are case-sensitive, as in upstream's decoder; the order is that of its JSON, whose
+        // keys are sorted.
         assert_eq!(
             paths,
             [
+                "apiServer.extraVolumes[0].x",
+                "etcd.local.Datadir",
                 "foo",
                 "networking.bogus",
-                "apiServer.extraVolumes[0].x",
-                "etcd.local.Datadir"
             ]
         );
+    }
+
+    #[test]
+    fn unknown_fields_set_to_null_are_reported() {
+        let d = doc(serde_json::json!({
+            "apiVersion": "kubeadm.k8s.io/v1beta3",
+            "kind": "ClusterConfiguration",
+            "local": null,
+            "etcd": null,
+            "networking": {"bogus": null, "podSubnet": null},
+        }));
+        let gvk = GroupVersionKind::new("kubeadm.k8s.io/v1beta3", "ClusterConfiguration");
+        let (_, unknown) = decode_typed::<ClusterConfiguration>("c.yaml", &d, &gvk).expect("decodes");
+        let paths: Vec<&str> = unknown.iter().map(|u| u.path.as_str()).collect();
+        assert_eq!(paths, ["local", "networking.bogus"]);
     }
 
     #[test]

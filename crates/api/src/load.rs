@@ -146,6 +146,14 @@ pub enum LoadError {
         /// The one kubeadm reads.
         current: &'static str,
     },
+    /// A document that starts as JSON does and is not JSON, which Kubernetes' decoders then refuse.
+    #[error("{location}: couldn't get version/kind; json parse error: {message}")]
+    NotJson {
+        /// Where the document starts.
+        location: Location,
+        /// Why it is not JSON.
+        message: String,
+    },
     /// A field of the wrong type or with a value its type rejects.
     #[error(transparent)]
     Field(#[from] FieldError),
@@ -154,8 +162,6 @@ pub enum LoadError {
     NoInitOrCluster {
         /// File name.
         file: String,
-        /// What upstream logs before it fails: the documents it did not know or ignored.
-        warnings: Vec<ConfigWarning>,
     },
     /// No JoinConfiguration.
     #[error("{file}: no JoinConfiguration found in the supplied config")]
@@ -163,6 +169,17 @@ pub enum LoadError {
         /// File name.
         file: String,
     },
+}
+
+/// A config file that was refused, with what upstream has logged by then: it warns as it goes
+/// through the documents (unknown fields, repeated keys, deprecated or unknown kinds, documents it
+/// ignores), so the warnings of the documents before the failing one come before the error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoadFailure {
+    /// The warnings logged before the error, in order.
+    pub warnings: Vec<ConfigWarning>,
+    /// Why the file was refused.
+    pub error: LoadError,
 }
 
 fn duplicate_kinds_message(dups: &[(Location, String)]) -> String {
@@ -310,6 +327,20 @@ fn is_kubeadm_kind(kind: &str) -> bool {
     )
 }
 
+/// Refuses a document Kubernetes' decoders read as JSON that is not JSON.
+fn not_json(file: &str, d: &KindedDocument) -> Result<(), LoadError> {
+    match &d.doc.json_error {
+        Some(message) => Err(LoadError::NotJson {
+            location: Location {
+                file: file.to_string(),
+                position: d.doc.position(""),
+            },
+            message: message.clone(),
+        }),
+        None => Ok(()),
+    }
+}
+
 /// Decodes a kubeadm kind (v1beta3, or v1beta2 rewritten) into its v1beta3 type.
 fn decode_kubeadm<T: serde::de::DeserializeOwned>(
     file: &str,
@@ -320,6 +351,7 @@ fn decode_kubeadm<T: serde::de::DeserializeOwned>(
         file: file.to_string(),
         position: d.doc.position(pointer),
     };
+    not_json(file, d)?;
     let gv = d.gvk.group_version();
     let mut doc = d.doc.clone();
     if gv == crate::v1beta2::API_VERSION {
@@ -373,17 +405,29 @@ pub struct LoadedInit {
 
 /// Reads an init config file as upstream's `BytesToInitConfiguration` does, up to and including
 /// static defaulting. `allow_deprecated` (as `config migrate` sets it) silences the v1beta2 warning.
-pub fn load_init(file: &str, text: &str, allow_deprecated: bool) -> Result<LoadedInit, LoadError> {
+pub fn load_init(file: &str, text: &str, allow_deprecated: bool) -> Result<LoadedInit, Box<LoadFailure>> {
     let mut warnings = Vec::new();
-    let docs = split_documents(file, text, &mut warnings)?;
+    match load_init_warning(file, text, allow_deprecated, &mut warnings) {
+        Ok(loaded) => Ok(LoadedInit { warnings, ..loaded }),
+        Err(error) => Err(Box::new(LoadFailure { warnings, error })),
+    }
+}
+
+fn load_init_warning(
+    file: &str,
+    text: &str,
+    allow_deprecated: bool,
+    warnings: &mut Vec<ConfigWarning>,
+) -> Result<LoadedInit, LoadError> {
+    let docs = split_documents(file, text, warnings)?;
     let mut init: Option<InitConfiguration> = None;
     let mut cluster: Option<ClusterConfiguration> = None;
     let mut component_docs = Vec::new();
     for d in &docs {
-        check_version(file, d, allow_deprecated, &mut warnings)?;
+        check_version(file, d, allow_deprecated, warnings)?;
         match d.gvk.kind.as_str() {
             "InitConfiguration" => {
-                let mut cfg: InitConfiguration = decode_kubeadm(file, d, &mut warnings)?;
+                let mut cfg: InitConfiguration = decode_kubeadm(file, d, warnings)?;
                 default_init_configuration(&mut cfg);
                 if d.gvk.group_version() == crate::v1beta2::API_VERSION {
                     cfg.node_registration.image_pull_policy = DEFAULT_IMAGE_PULL_POLICY.to_string();
@@ -391,13 +435,15 @@ pub fn load_init(file: &str, text: &str, allow_deprecated: bool) -> Result<Loade
                 init = Some(cfg);
             }
             "ClusterConfiguration" => {
-                let mut cfg: ClusterConfiguration = decode_kubeadm(file, d, &mut warnings)?;
+                let mut cfg: ClusterConfiguration = decode_kubeadm(file, d, warnings)?;
                 default_cluster_configuration(&mut cfg);
                 cluster = Some(cfg);
             }
             _ => {
-                let known_component = (d.gvk.group == KUBELET_GROUP && d.gvk.kind == "KubeletConfiguration")
-                    || (d.gvk.group == KUBE_PROXY_GROUP && d.gvk.kind == "KubeProxyConfiguration");
+                // Known to the component configs' scheme: only the versions kubeadm reads.
+                let gv = d.gvk.group_version();
+                let known_component = (gv == KUBELET_API_VERSION && d.gvk.kind == "KubeletConfiguration")
+                    || (gv == KUBE_PROXY_API_VERSION && d.gvk.kind == "KubeProxyConfiguration");
                 // v1beta2 also registered ClusterStatus: known to the scheme, so no "unknown" warning.
                 let kubeadm_known = d.gvk.group == crate::v1beta3::GROUP
                     && match d.gvk.version.as_str() {
@@ -407,12 +453,25 @@ pub fn load_init(file: &str, text: &str, allow_deprecated: bool) -> Result<Loade
                     };
                 if kubeadm_known && d.gvk.kind == "JoinConfiguration" {
                     // A JoinConfiguration next to init documents: strict-checked, then ignored.
-                    let _: JoinConfiguration =
-                        decode_kubeadm(file, d, &mut warnings).or_else(|e| match e {
-                            LoadError::Field(_) => Ok(JoinConfiguration::default()),
-                            other => Err(other),
-                        })?;
-                } else if !known_component && !kubeadm_known {
+                    let _: JoinConfiguration = decode_kubeadm(file, d, warnings).or_else(|e| match e {
+                        LoadError::Field(_) | LoadError::NotJson { .. } => Ok(JoinConfiguration::default()),
+                        other => Err(other),
+                    })?;
+                } else if known_component {
+                    // Strict-checked here, as upstream does every document in turn (a wrong type
+                    // fails later, when the component configs are read).
+                    let unknown = if d.gvk.group == KUBELET_GROUP {
+                        decode_typed::<KubeletConfiguration>(file, &d.doc, &d.gvk).map(|(_, u)| u)
+                    } else {
+                        decode_typed::<KubeProxyConfiguration>(file, &d.doc, &d.gvk).map(|(_, u)| u)
+                    };
+                    warnings.extend(
+                        unknown
+                            .unwrap_or_default()
+                            .into_iter()
+                            .map(ConfigWarning::UnknownField),
+                    );
+                } else if !kubeadm_known {
                     warnings.push(ConfigWarning::UnknownKind {
                         file: file.to_string(),
                         gvk: d.gvk.clone(),
@@ -432,7 +491,6 @@ pub fn load_init(file: &str, text: &str, allow_deprecated: bool) -> Result<Loade
     if init.is_none() && cluster.is_none() {
         return Err(LoadError::NoInitOrCluster {
             file: file.to_string(),
-            warnings,
         });
     }
     let init = init.unwrap_or_else(|| {
@@ -445,7 +503,7 @@ pub fn load_init(file: &str, text: &str, allow_deprecated: bool) -> Result<Loade
         default_cluster_configuration(&mut cfg);
         cfg
     });
-    let component_configs = decode_component_configs(file, &component_docs, &mut warnings)?;
+    let component_configs = decode_component_configs(file, &component_docs)?;
     let sources = docs
         .into_iter()
         .filter(|d| matches!(d.gvk.kind.as_str(), "InitConfiguration" | "ClusterConfiguration"))
@@ -454,17 +512,14 @@ pub fn load_init(file: &str, text: &str, allow_deprecated: bool) -> Result<Loade
         init,
         cluster,
         component_configs,
-        warnings,
+        warnings: Vec::new(),
         sources,
     })
 }
 
-/// Reads the kubelet and kube-proxy documents (upstream's `FetchFromDocumentMap`).
-fn decode_component_configs(
-    file: &str,
-    docs: &[&KindedDocument],
-    warnings: &mut Vec<ConfigWarning>,
-) -> Result<ComponentConfigs, LoadError> {
+/// Reads the kubelet and kube-proxy documents (upstream's `FetchFromDocumentMap`); their unknown
+/// fields were warned about when the documents were gone through.
+fn decode_component_configs(file: &str, docs: &[&KindedDocument]) -> Result<ComponentConfigs, LoadError> {
     let mut out = ComponentConfigs::default();
     for d in docs {
         let gv = d.gvk.group_version();
@@ -496,13 +551,12 @@ fn decode_component_configs(
                 group_version: gv,
             });
         }
+        not_json(file, d)?;
         if d.gvk.group == KUBELET_GROUP {
-            let (kc, unknown) = decode_typed::<KubeletConfiguration>(file, &d.doc, &d.gvk)?;
-            warnings.extend(unknown.into_iter().map(ConfigWarning::UnknownField));
+            let (kc, _) = decode_typed::<KubeletConfiguration>(file, &d.doc, &d.gvk)?;
             out.kubelet = Some(kc);
         } else {
-            let (kp, unknown) = decode_typed::<KubeProxyConfiguration>(file, &d.doc, &d.gvk)?;
-            warnings.extend(unknown.into_iter().map(ConfigWarning::UnknownField));
+            let (kp, _) = decode_typed::<KubeProxyConfiguration>(file, &d.doc, &d.gvk)?;
             out.kube_proxy = Some(kp);
         }
     }
@@ -522,25 +576,37 @@ pub struct LoadedJoin {
 
 /// Reads a join config file as upstream's `LoadJoinConfigurationFromFile` does, up to static
 /// defaulting. Documents of other kinds are skipped without a word, as upstream skips them.
-pub fn load_join(file: &str, text: &str, allow_deprecated: bool) -> Result<LoadedJoin, LoadError> {
+pub fn load_join(file: &str, text: &str, allow_deprecated: bool) -> Result<LoadedJoin, Box<LoadFailure>> {
     let mut warnings = Vec::new();
-    let docs = split_documents(file, text, &mut warnings)?;
+    match load_join_warning(file, text, allow_deprecated, &mut warnings) {
+        Ok(loaded) => Ok(LoadedJoin { warnings, ..loaded }),
+        Err(error) => Err(Box::new(LoadFailure { warnings, error })),
+    }
+}
+
+fn load_join_warning(
+    file: &str,
+    text: &str,
+    allow_deprecated: bool,
+    warnings: &mut Vec<ConfigWarning>,
+) -> Result<LoadedJoin, LoadError> {
+    let docs = split_documents(file, text, warnings)?;
     let mut found = None;
     for d in docs.iter().filter(|d| d.gvk.kind == "JoinConfiguration") {
-        check_version(file, d, allow_deprecated, &mut warnings)?;
+        check_version(file, d, allow_deprecated, warnings)?;
         found = Some(d);
     }
     let d = found.ok_or_else(|| LoadError::NoJoin {
         file: file.to_string(),
     })?;
-    let mut join: JoinConfiguration = decode_kubeadm(file, d, &mut warnings)?;
+    let mut join: JoinConfiguration = decode_kubeadm(file, d, warnings)?;
     default_join_configuration(&mut join);
     if d.gvk.group_version() == crate::v1beta2::API_VERSION {
         join.node_registration.image_pull_policy = DEFAULT_IMAGE_PULL_POLICY.to_string();
     }
     Ok(LoadedJoin {
         join,
-        warnings,
+        warnings: Vec::new(),
         source: Some(d.clone()),
     })
 }

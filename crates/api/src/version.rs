@@ -52,11 +52,12 @@ const CI_BUCKET: &str = "https://storage.googleapis.com/k8s-release-dev";
 pub enum VersionError {
     /// Neither a version nor a label.
     #[error(
-        "version {0:?} doesn't match patterns for neither semantic version nor labels (stable, latest, ...)"
+        "version {} doesn't match patterns for neither semantic version nor labels (stable, latest, ...)",
+        crate::gofmt::quote(.0)
     )]
     NoMatch(String),
     /// Not `[(release|ci)/]label`.
-    #[error("invalid version {0:?}")]
+    #[error("invalid version {}", crate::gofmt::quote(.0))]
     Invalid(String),
     /// Below the minimum control-plane version.
     #[error(

@@ -86,6 +86,19 @@ const IMPROVED: &[(&str, &str)] = &[
         "46-invalid-utf8.yaml: line 4, column 18: invalid leading UTF-8 octet",
     ),
     ("47-nel-line-break.yaml", "47-nel-line-break.yaml: line 6"),
+    (
+        "61-end-marker-first.yaml",
+        "61-end-marker-first.yaml: line 2, column 1: did not find expected node content",
+    ),
+    // A document that starts with `{` is decoded as JSON: serde_json's words for why it is not.
+    (
+        "58-json-then-end-marker.yaml",
+        "58-json-then-end-marker.yaml:1:1: couldn't get version/kind; json parse error: trailing characters",
+    ),
+    (
+        "59-json-with-bare-keys.yaml",
+        "59-json-with-bare-keys.yaml:1:1: couldn't get version/kind; json parse error: key must be a string",
+    ),
     // yaml.v2's scanner errors for tabs: its words, with the line and column.
     (
         "53-tab-indentation.yaml",

@@ -126,9 +126,17 @@ impl Serialize for BootstrapTokenString {
 
 impl<'de> Deserialize<'de> for BootstrapTokenString {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let s = String::deserialize(deserializer)?;
-        // Upstream strips every double quote before matching; only a quoted JSON string gets here.
-        BootstrapTokenString::parse(&s.replace('"', "")).map_err(serde::de::Error::custom)
+        // Upstream takes the value's JSON text whatever its type (a number, `true`, an object) and
+        // strips every double quote before matching, so a string's escapes stay in.
+        let value = serde_json::Value::deserialize(deserializer)?;
+        let json = serde_json::to_string(&value).map_err(serde::de::Error::custom)?;
+        let json = json
+            .replace('<', "\\u003c")
+            .replace('>', "\\u003e")
+            .replace('&', "\\u0026")
+            .replace('\u{2028}', "\\u2028")
+            .replace('\u{2029}', "\\u2029");
+        BootstrapTokenString::parse(&json.replace('"', "")).map_err(serde::de::Error::custom)
     }
 }
 

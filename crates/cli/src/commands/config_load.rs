@@ -10,7 +10,6 @@ use kubeadm_api::v1beta3::{BootstrapTokenString, ClusterConfiguration, InitConfi
 use kubeadm_api::version;
 use kubeadm_core::images::{ImageOverride, ImageSettings};
 use kubeadm_effects::fs::Fs;
-use kubeadm_effects::report::Reporter;
 use kubeadm_host::fs::RealFs;
 use kubeadm_host::report::TerminalReporter;
 
@@ -57,14 +56,6 @@ pub(crate) fn config_error(e: ConfigError, prefix: &str) -> CommandError {
     // Upstream logs its warnings as it goes, so those found before the error come first.
     let (warnings, e) = e.split();
     log_warnings(&rep, &warnings);
-    // Upstream logs the documents it skipped before it finds that none was a configuration.
-    if let ConfigError::Load(l) = &e
-        && let kubeadm_api::load::LoadError::NoInitOrCluster { warnings, .. } = &**l
-    {
-        for w in warnings {
-            rep.warn("config.rs", &w.to_string());
-        }
-    }
     let mut msg = format!("{prefix}{e}");
     // Upstream's message stays as it is; where each invalid field is in the user's file follows.
     if let ConfigError::Invalid(list) = &e {
