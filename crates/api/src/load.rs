@@ -183,10 +183,22 @@ pub struct LoadFailure {
 }
 
 fn duplicate_kinds_message(dups: &[(Location, String)]) -> String {
+    // Upstream's aggregate drops repeated messages: a kind given three times is named once (here
+    // with its first repetition's place).
+    let mut kinds: Vec<&String> = Vec::new();
     let msgs: Vec<String> = dups
         .iter()
+        .filter(|(_, kind)| {
+            !kinds.contains(&kind) && {
+                kinds.push(kind);
+                true
+            }
+        })
         .map(|(loc, kind)| {
-            format!("{loc}: invalid configuration: kind {kind:?} is specified twice in YAML file")
+            format!(
+                "{loc}: invalid configuration: kind {} is specified twice in YAML file",
+                crate::gofmt::quote(kind)
+            )
         })
         .collect();
     // Upstream aggregates several errors as `[a, b]`.
