@@ -293,6 +293,14 @@ pub(crate) fn decode_typed<T: DeserializeOwned>(
     }
 }
 
+/// A key as Go's encoding/json compares it with a field name: Unicode simple case folding.
+fn go_fold(s: &str) -> String {
+    s.chars()
+        .flat_map(char::to_lowercase)
+        .map(|c| if c == '\u{17f}' { 's' } else { c })
+        .collect()
+}
+
 /// Reads `apiVersion` and `kind` of a document (upstream's `DefaultMetaFactory.Interpret`).
 ///
 /// Upstream reads these two with their Go type as a hint, so a YAML number or boolean there is taken
@@ -309,7 +317,14 @@ pub(crate) fn type_meta(doc: &Document) -> Result<GroupVersionKind, String> {
         }
     };
     let field = |name: &str| -> Result<String, String> {
-        match map.and_then(|m| m.get(name)) {
+        // Go's encoding/json matches field names without regard to case; of several matches in
+        // its (sorted) object, the last wins.
+        let found = map.and_then(|m| {
+            let mut keys: Vec<&String> = m.keys().filter(|k| go_fold(k) == go_fold(name)).collect();
+            keys.sort();
+            keys.last().and_then(|k| m.get(*k))
+        });
+        match found {
             None | Some(serde_json::Value::Null) => Ok(String::new()),
             Some(serde_json::Value::String(s)) => Ok(s.clone()),
             Some(serde_json::Value::Number(n)) => Ok(n.to_string()),

@@ -363,7 +363,6 @@ fn decode_kubeadm<T: serde::de::DeserializeOwned>(
         file: file.to_string(),
         position: d.doc.position(pointer),
     };
-    not_json(file, d)?;
     let gv = d.gvk.group_version();
     let mut doc = d.doc.clone();
     if gv == crate::v1beta2::API_VERSION {
@@ -394,9 +393,14 @@ fn decode_kubeadm<T: serde::de::DeserializeOwned>(
             group_version: gv,
         });
     }
-    let (obj, unknown) = decode_typed::<T>(file, &doc, &d.gvk)?;
-    warnings.extend(unknown.into_iter().map(ConfigWarning::UnknownField));
-    Ok(obj)
+    // Upstream's strict pass reads the document as YAML (and warns); its decoding then fails on a
+    // document that starts like JSON and is not, before any wrong type.
+    let decoded = decode_typed::<T>(file, &doc, &d.gvk);
+    if let Ok((_, unknown)) = &decoded {
+        warnings.extend(unknown.iter().cloned().map(ConfigWarning::UnknownField));
+    }
+    not_json(file, d)?;
+    Ok(decoded?.0)
 }
 
 /// The kubeadm documents of an init config file, statically defaulted, with the user's component

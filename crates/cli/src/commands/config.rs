@@ -98,7 +98,8 @@ pub(crate) fn images_list(inv: &Invocation<'_>, out: &mut Output) -> Result<(), 
         }
         other => {
             return Err(CommandError::Validation(format!(
-                "could not construct output printer: unable to match a printer suitable for the output format {other:?}, allowed formats are: {OUTPUT_FORMATS}"
+                "could not construct output printer: unable to match a printer suitable for the output format {}, allowed formats are: {OUTPUT_FORMATS}",
+                kubeadm_api::gofmt::quote(other)
             )));
         }
     }
