@@ -208,6 +208,33 @@ fn strip_nulls(v: &mut serde_json::Value, at: &mut Vec<Segment>, dropped: &mut V
     }
 }
 
+/// The first place where the input has a sequence and the decoded object (serialised back) an
+/// object: a struct serde filled from a sequence.
+fn sequence_for_struct(
+    input: &serde_json::Value,
+    decoded: &serde_json::Value,
+    at: &mut Vec<Segment>,
+) -> Option<Vec<Segment>> {
+    use serde_json::Value;
+    match (input, decoded) {
+        (Value::Array(_), Value::Object(_)) => Some(at.clone()),
+        (Value::Object(i), Value::Object(d)) => i.iter().find_map(|(k, v)| {
+            let out = d.get(k)?;
+            at.push(Segment::Key(k.clone()));
+            let found = sequence_for_struct(v, out, at);
+            at.pop();
+            found
+        }),
+        (Value::Array(i), Value::Array(d)) => i.iter().zip(d).enumerate().find_map(|(n, (v, out))| {
+            at.push(Segment::Index(n));
+            let found = sequence_for_struct(v, out, at);
+            at.pop();
+            found
+        }),
+        _ => None,
+    }
+}
+
 /// Decodes `value` into `T`, with the paths of the fields `T` does not have.
 fn decode_noting_unknown<T: DeserializeOwned>(
     value: serde_json::Value,
@@ -230,7 +257,7 @@ fn decode_noting_unknown<T: DeserializeOwned>(
 
 /// Decodes `doc` into `T`. Unknown fields are returned (upstream only warns about them); a wrong
 /// type is an error naming the field and where it is.
-pub(crate) fn decode_typed<T: DeserializeOwned>(
+pub(crate) fn decode_typed<T: DeserializeOwned + serde::Serialize>(
     file: &str,
     doc: &Document,
     gvk: &GroupVersionKind,
@@ -269,6 +296,18 @@ pub(crate) fn decode_typed<T: DeserializeOwned>(
         file: file.to_string(),
         position: doc.position(&pointer(segs)),
     };
+    // serde reads a sequence into a struct field by field; Go's decoder refuses it.
+    if let Ok(obj) = &result
+        && let Ok(out) = serde_json::to_value(obj)
+        && let Some(segs) = sequence_for_struct(&value, &out, &mut Vec::new())
+    {
+        return Err(FieldError {
+            location: location(&segs),
+            path: dotted(&segs),
+            kind: gvk.kind.clone(),
+            message: "cannot unmarshal array into a struct".to_string(),
+        });
+    }
     match result {
         Ok(obj) => {
             let unknown = unknown

@@ -354,7 +354,7 @@ fn not_json(file: &str, d: &KindedDocument) -> Result<(), LoadError> {
 }
 
 /// Decodes a kubeadm kind (v1beta3, or v1beta2 rewritten) into its v1beta3 type.
-fn decode_kubeadm<T: serde::de::DeserializeOwned>(
+fn decode_kubeadm<T: serde::de::DeserializeOwned + serde::Serialize>(
     file: &str,
     d: &KindedDocument,
     warnings: &mut Vec<ConfigWarning>,

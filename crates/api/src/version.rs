@@ -130,7 +130,12 @@ fn normalized_build_version(v: &str) -> Option<String> {
     let s = v.strip_prefix('v').unwrap_or(v);
     let mut rest = s;
     for i in 0..3 {
-        let n = rest.bytes().take_while(u8::is_ascii_digit).count();
+        let mut n = rest.bytes().take_while(u8::is_ascii_digit).count();
+        if i == 2 && rest.starts_with('0') {
+            // The patch's `0` alternative matches, and the digits after it go to the suffix
+            // (`v1.25.016` matches; semantic-version parsing refuses it later).
+            n = n.min(1);
+        }
         if n == 0 || (n > 1 && rest.starts_with('0')) {
             return None;
         }

@@ -90,6 +90,10 @@ const IMPROVED: &[(&str, &str)] = &[
         "61-end-marker-first.yaml",
         "61-end-marker-first.yaml: line 2, column 1: did not find expected node content",
     ),
+    (
+        "63-list-for-an-object.yaml",
+        "63-list-for-an-object.yaml:4:1: ClusterConfiguration field apiServer: cannot unmarshal array into a struct",
+    ),
     // A document that starts with `{` is decoded as JSON: serde_json's words for why it is not.
     (
         "58-json-then-end-marker.yaml",

@@ -45,8 +45,9 @@ pub(crate) const BOOTSTRAP_TOKEN_PATTERN: &str = r"\A([a-z0-9]{6})\.([a-z0-9]{16
 /// A token string that is not `id.secret` of the right alphabet and lengths.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "the bootstrap token {token:?} was not of the form {:?}",
-    BOOTSTRAP_TOKEN_PATTERN
+    "the bootstrap token {} was not of the form {}",
+    crate::gofmt::quote(token),
+    crate::gofmt::quote(BOOTSTRAP_TOKEN_PATTERN)
 )]
 pub struct BootstrapTokenError {
     /// The rejected text.
