@@ -45,8 +45,10 @@ impl GroupVersionKind {
     /// Go's `%#v` of a `schema.GroupVersionKind`, which upstream prints in its warnings.
     pub fn go_syntax(&self) -> String {
         format!(
-            "schema.GroupVersionKind{{Group:{:?}, Version:{:?}, Kind:{:?}}}",
-            self.group, self.version, self.kind
+            "schema.GroupVersionKind{{Group:{}, Version:{}, Kind:{}}}",
+            crate::gofmt::quote(&self.group),
+            crate::gofmt::quote(&self.version),
+            crate::gofmt::quote(&self.kind)
         )
     }
 }
@@ -235,6 +237,36 @@ fn sequence_for_struct(
     }
 }
 
+/// Sets the member at `path` (whose parent is an object) to `v`.
+fn set(value: &mut serde_json::Value, path: &[Segment], v: serde_json::Value) {
+    if let Some(serde_json::Value::Object(parent)) = value.pointer_mut(&pointer(&path[..path.len() - 1]))
+        && let Some(Segment::Key(k)) = path.last()
+    {
+        parent.insert(k.clone(), v);
+    }
+}
+
+/// Whether the object holding `path` decodes into a map of strings: it takes a made-up key with
+/// an empty string, and keeps it.
+fn is_map_of_strings<T: DeserializeOwned + serde::Serialize>(
+    value: &serde_json::Value,
+    path: &[Segment],
+) -> bool {
+    const PROBE: &str = "kubeadm-rs-probe\u{0}";
+    let mut probe = value.clone();
+    let mut at = path.to_vec();
+    at.pop();
+    at.push(Segment::Key(PROBE.to_string()));
+    set(&mut probe, &at, serde_json::Value::String(String::new()));
+    let (result, ignored) = decode_noting_unknown::<T>(probe);
+    let Ok(obj) = result else { return false };
+    ignored.is_empty()
+        && serde_json::to_value(&obj)
+            .ok()
+            .and_then(|out| out.pointer(&pointer(&at)).cloned())
+            .is_some_and(|v| v == "")
+}
+
 /// Decodes `value` into `T`, with the paths of the fields `T` does not have.
 fn decode_noting_unknown<T: DeserializeOwned>(
     value: serde_json::Value,
@@ -265,6 +297,13 @@ pub(crate) fn decode_typed<T: DeserializeOwned + serde::Serialize>(
     let mut value = doc.value.clone();
     let mut nulls = Vec::new();
     strip_nulls(&mut value, &mut Vec::new(), &mut nulls);
+    // A null map value is kept by Go as the zero value (`""` in a map of strings); only a field
+    // of a struct is left alone.
+    for null in &nulls {
+        if is_map_of_strings::<T>(&value, null) {
+            set(&mut value, null, serde_json::Value::String(String::new()));
+        }
+    }
     let (result, mut unknown) = decode_noting_unknown::<T>(value.clone());
     if result.is_ok() {
         // A field set to null is unknown too if the type has no such field (upstream's strict

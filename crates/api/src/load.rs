@@ -62,13 +62,24 @@ impl fmt::Display for ConfigWarning {
         match self {
             ConfigWarning::Deprecated { file, group_version } => write!(
                 f,
-                "{file}: your configuration file uses a deprecated API spec: {group_version:?}. Please use 'kubeadm config migrate --old-config old.yaml --new-config new.yaml', which will write the new, similar spec using a newer API version."
+                "{file}: your configuration file uses a deprecated API spec: {}. Please use 'kubeadm config migrate --old-config old.yaml --new-config new.yaml', which will write the new, similar spec using a newer API version.",
+                crate::gofmt::quote(group_version)
             ),
             ConfigWarning::UnknownField(u) => u.fmt(f),
             ConfigWarning::UnknownKind { file, gvk } => {
                 write!(f, "{file}: unknown configuration {}", gvk.go_syntax())
             }
-            ConfigWarning::DuplicateKey { file, error } => write!(f, "{file}: {error}"),
+            ConfigWarning::DuplicateKey { file, error } => match error {
+                // The key quoted as yaml.v2 quotes it (Go's %q).
+                ParseError::DuplicateKey { position, key } => write!(
+                    f,
+                    "{file}: line {}, column {}: key {} already set in map",
+                    position.line,
+                    position.column,
+                    crate::gofmt::quote(key)
+                ),
+                other => write!(f, "{file}: {other}"),
+            },
             ConfigWarning::Ignored { file, gvk } => write!(
                 f,
                 "{file}: [config] WARNING: Ignored YAML document with GroupVersionKind {gvk}"
@@ -112,7 +123,8 @@ pub enum LoadError {
     DuplicateKinds(Vec<(Location, String)>),
     /// An apiVersion older than v1beta2.
     #[error(
-        "{location}: your configuration file uses an old API spec: {group_version:?}. Please use kubeadm {use_kubeadm} instead and run 'kubeadm config migrate --old-config old.yaml --new-config new.yaml', which will write the new, similar spec using a newer API version."
+        "{location}: your configuration file uses an old API spec: {}. Please use kubeadm {use_kubeadm} instead and run 'kubeadm config migrate --old-config old.yaml --new-config new.yaml', which will write the new, similar spec using a newer API version.",
+        crate::gofmt::quote(group_version)
     )]
     OldApiVersion {
         /// Where the document starts.
@@ -124,7 +136,9 @@ pub enum LoadError {
     },
     /// A kubeadm kind in a version (or group) that has no such kind.
     #[error(
-        "{location}: no kind {kind:?} is registered for version {group_version:?} in scheme \"pkg/runtime/scheme.go:100\""
+        "{location}: no kind {} is registered for version {} in scheme \"pkg/runtime/scheme.go:100\"",
+        crate::gofmt::quote(kind),
+        crate::gofmt::quote(group_version)
     )]
     NotRegistered {
         /// Where the document starts.
@@ -136,7 +150,9 @@ pub enum LoadError {
     },
     /// A component config in a version kubeadm does not read.
     #[error(
-        "{location}: unsupported apiVersion {group_version:?}, you may have to do manual conversion to {current:?} and run kubeadm again"
+        "{location}: unsupported apiVersion {}, you may have to do manual conversion to {} and run kubeadm again",
+        crate::gofmt::quote(group_version),
+        crate::gofmt::quote(current)
     )]
     UnsupportedComponentVersion {
         /// Where the document starts.

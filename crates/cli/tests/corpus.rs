@@ -400,8 +400,9 @@ fn warnings_come_first_and_in_upstream_order() {
         let ours = stderr_lines(&us.stderr);
         let mut at = 0;
         for line in stderr_lines(&up.stderr) {
-            let want = if line.contains("schema.GroupVersionKind{") {
-                match line.find("unknown field ") {
+            let want = if line.contains("schema.GroupVersionKind{") || line.starts_with("  line ") {
+                // The first unknown field or repeated key the line names (ours has one a line).
+                match line.find("unknown field ").or_else(|| line.find("key \"")) {
                     Some(i) => line[i..].split_inclusive('"').take(2).collect::<String>(),
                     None => continue,
                 }
