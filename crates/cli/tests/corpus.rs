@@ -94,6 +94,10 @@ const IMPROVED: &[(&str, &str)] = &[
         "63-list-for-an-object.yaml",
         "63-list-for-an-object.yaml:4:1: ClusterConfiguration field apiServer: cannot unmarshal array into a struct",
     ),
+    (
+        "65-block-indicator-in-flow.yaml",
+        "65-block-indicator-in-flow.yaml: line 1, column 50: found character that cannot start any token",
+    ),
     // A document that starts with `{` is decoded as JSON: serde_json's words for why it is not.
     (
         "58-json-then-end-marker.yaml",

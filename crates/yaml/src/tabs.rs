@@ -6,6 +6,9 @@
 //! violates indentation". Inside flow collections, quoted scalars and block scalars (which have
 //! their own rule, applied by the parser) tabs are left alone.
 //!
+//! A `|` or `>` cannot start a token inside a flow collection either ("found character that cannot
+//! start any token"); the YAML 1.2 parser reads it as the start of a plain scalar.
+//!
 //! This is a line-based approximation of libyaml's scanner state, erring towards accepting: the
 //! block indentation of a plain scalar is taken from the key or `-` on the line it starts on (0 when
 //! it has neither), so a tab deeper in the indentation of a continuation line may be accepted where
@@ -32,7 +35,7 @@ struct State {
 /// source line `first_line`), if any. The caller judges whether yaml.v2 would get that far: its
 /// `Unmarshal` stops reading after the first node.
 pub(crate) fn check(text: &str, first_line: usize) -> (Option<String>, Option<ParseError>) {
-    if !text.contains('\t') {
+    if !text.contains(['\t', '|', '>']) {
         return (None, None);
     }
     let mut refused = None;
@@ -66,7 +69,10 @@ fn scan_lines(text: &str, first_line: usize, refused: &mut Option<ParseError>) -
             }
         }
         if st.quote.is_some() || st.flow > 0 {
-            scan(b, 0, &mut st);
+            if let Some(column) = scan(b, 0, &mut st) {
+                *refused = fail(column, "found character that cannot start any token");
+                break;
+            }
             continue;
         }
         let spaces = b.iter().take_while(|&&c| c == b' ').count();
@@ -132,7 +138,8 @@ fn scan_plain_rest(b: &[u8], from: usize, st: &mut State) {
 }
 
 /// Scans the tokens of one line from `from`, updating `st`; the column of a tab yaml.v2 refuses
-/// after a `-`, `?` or line-leading `:` indicator, if there is one.
+/// after a `-`, `?` or line-leading `:` indicator, or of a `|` or `>` starting a token inside a
+/// flow collection, if there is one.
 fn scan(b: &[u8], from: usize, st: &mut State) -> Option<usize> {
     let mut i = from;
     let line_start = b.iter().position(|&c| c != b' ' && c != b'\t').unwrap_or(0);
@@ -197,7 +204,9 @@ fn scan(b: &[u8], from: usize, st: &mut State) -> Option<usize> {
                 token_start = Some(i);
                 ends_plain = false;
             }
-            b'|' | b'>' if st.flow == 0 => {
+            // In a flow collection these cannot start a token (nor a plain scalar) for libyaml.
+            b'|' | b'>' if st.flow > 0 => return Some(i),
+            b'|' | b'>' => {
                 st.block_scalar = Some(indent.unwrap_or(line_start));
                 st.plain = None;
                 return None;

@@ -172,6 +172,8 @@ Y2J = [
     "x\n\ty", "a: b\n  \n\t", "- \"x\"\t", "a:\n  b: c\n\t  d: e", "a:\n- b\n\t- c",
     # yaml.v2 reads only the first node: a refused tab after it is never seen.
     " a: 1\nb: 2\n\t- x", " a: 1\n\tb: 2", " a: 1\nb:\n\t- x",
+    # Block scalar indicators where a flow collection's token starts.
+    "{a: |b}", "[>x]", "{\"a\": |x}", "[a, |]", "{a: b|c}", "[a|b, c>d]", "a: [x, '|']",
     # A document end marker before any node.
     "...\n", "...\na: 1", "# c\n...\na: 1", "a: 1\n...\nb: 2", "--- \n...\na: 1", "... # c\na: 1",
 ]
