@@ -98,6 +98,10 @@ const IMPROVED: &[(&str, &str)] = &[
         "65-block-indicator-in-flow.yaml",
         "65-block-indicator-in-flow.yaml: line 1, column 50: found character that cannot start any token",
     ),
+    (
+        "66-quoted-key-over-two-lines-in-flow.yaml",
+        "66-quoted-key-over-two-lines-in-flow.yaml: line 2, column 2: did not find expected ',' or '}'",
+    ),
     // A document that starts with `{` is decoded as JSON: serde_json's words for why it is not.
     (
         "58-json-then-end-marker.yaml",

@@ -23,6 +23,8 @@ struct State {
     flow: usize,
     /// An unclosed quoted scalar's quote.
     quote: Option<u8>,
+    /// Whether that quoted scalar began on an earlier line.
+    quote_spans_lines: bool,
     /// A block scalar's parent indentation: more-indented and blank lines are its content.
     block_scalar: Option<usize>,
     /// A plain scalar that may continue on the next line: the column its continuation lines must
@@ -35,7 +37,7 @@ struct State {
 /// source line `first_line`), if any. The caller judges whether yaml.v2 would get that far: its
 /// `Unmarshal` stops reading after the first node.
 pub(crate) fn check(text: &str, first_line: usize) -> (Option<String>, Option<ParseError>) {
-    if !text.contains(['\t', '|', '>']) {
+    if !text.contains(['\t', '|', '>', '"', '\'']) {
         return (None, None);
     }
     let mut refused = None;
@@ -69,8 +71,11 @@ fn scan_lines(text: &str, first_line: usize, refused: &mut Option<ParseError>) -
             }
         }
         if st.quote.is_some() || st.flow > 0 {
-            if let Some(column) = scan(b, 0, &mut st) {
-                *refused = fail(column, "found character that cannot start any token");
+            if st.quote.is_some() {
+                st.quote_spans_lines = true;
+            }
+            if let Some((column, message)) = scan(b, 0, &mut st) {
+                *refused = fail(column, message);
                 break;
             }
             continue;
@@ -107,8 +112,8 @@ fn scan_lines(text: &str, first_line: usize, refused: &mut Option<ParseError>) -
             }
             st.plain = None;
         }
-        if let Some(column) = scan(b, first, &mut st) {
-            *refused = fail(column, "found character that cannot start any token");
+        if let Some((column, message)) = scan(b, first, &mut st) {
+            *refused = fail(column, message);
             break;
         }
     }
@@ -140,7 +145,8 @@ fn scan_plain_rest(b: &[u8], from: usize, st: &mut State) {
 /// Scans the tokens of one line from `from`, updating `st`; the column of a tab yaml.v2 refuses
 /// after a `-`, `?` or line-leading `:` indicator, or of a `|` or `>` starting a token inside a
 /// flow collection, if there is one.
-fn scan(b: &[u8], from: usize, st: &mut State) -> Option<usize> {
+fn scan(b: &[u8], from: usize, st: &mut State) -> Option<(usize, &'static str)> {
+    const NO_TOKEN: &str = "found character that cannot start any token";
     let mut i = from;
     let line_start = b.iter().position(|&c| c != b' ' && c != b'\t').unwrap_or(0);
     // The block indentation a plain scalar on this line belongs to: the last key's or entry's column.
@@ -160,6 +166,12 @@ fn scan(b: &[u8], from: usize, st: &mut State) -> Option<usize> {
                     continue;
                 }
                 st.quote = None;
+                // A quoted key over several lines is no simple key for libyaml: in a flow
+                // mapping its `:` is then unexpected.
+                let next = b[i + 1..].iter().position(|&c| c != b' ' && c != b'\t');
+                if st.quote_spans_lines && st.flow > 0 && next.is_some_and(|n| b[i + 1 + n] == b':') {
+                    return Some((i + 1, "did not find expected ',' or '}'"));
+                }
             }
             i += 1;
             continue;
@@ -193,7 +205,7 @@ fn scan(b: &[u8], from: usize, st: &mut State) -> Option<usize> {
                     }
                     let ws = b[i + 1..].iter().take_while(|&&c| c == b' ' || c == b'\t');
                     if let Some(k) = ws.clone().position(|&c| c == b'\t') {
-                        return Some(i + 1 + k);
+                        return Some((i + 1 + k, NO_TOKEN));
                     }
                 }
                 ends_plain = false;
@@ -201,11 +213,12 @@ fn scan(b: &[u8], from: usize, st: &mut State) -> Option<usize> {
             }
             b'"' | b'\'' => {
                 st.quote = Some(c);
+                st.quote_spans_lines = false;
                 token_start = Some(i);
                 ends_plain = false;
             }
             // In a flow collection these cannot start a token (nor a plain scalar) for libyaml.
-            b'|' | b'>' if st.flow > 0 => return Some(i),
+            b'|' | b'>' if st.flow > 0 => return Some((i, NO_TOKEN)),
             b'|' | b'>' => {
                 st.block_scalar = Some(indent.unwrap_or(line_start));
                 st.plain = None;

@@ -174,6 +174,8 @@ Y2J = [
     " a: 1\nb: 2\n\t- x", " a: 1\n\tb: 2", " a: 1\nb:\n\t- x",
     # Block scalar indicators where a flow collection's token starts.
     "{a: |b}", "[>x]", "{\"a\": |x}", "[a, |]", "{a: b|c}", "[a|b, c>d]", "a: [x, '|']",
+    # A quoted key over two lines in a flow mapping: no simple key for libyaml.
+    "{\"a\nb\": 1}", "{'a\n b': 1}", "{\"a\nb\"}", "[\"a\nb\"]", "{a: \"b\nc\"}", "{\"a\nb\" : 1}",
     # A document end marker before any node.
     "...\n", "...\na: 1", "# c\n...\na: 1", "a: 1\n...\nb: 2", "--- \n...\na: 1", "... # c\na: 1",
 ]
