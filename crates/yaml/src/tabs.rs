@@ -211,6 +211,11 @@ fn scan(b: &[u8], from: usize, st: &mut State) -> Option<(usize, &'static str)> 
                 ends_plain = false;
                 token_start = None;
             }
+            // A value indicator in a flow collection needs no blank after it (`"a":"b"`).
+            b':' if st.flow > 0 => {
+                token_start = None;
+                ends_plain = false;
+            }
             b'"' | b'\'' => {
                 st.quote = Some(c);
                 st.quote_spans_lines = false;
@@ -234,6 +239,8 @@ fn scan(b: &[u8], from: usize, st: &mut State) -> Option<(usize, &'static str)> 
             _ => {
                 // A plain scalar: to a `: `, a ` #`, or (in a flow) a flow indicator.
                 token_start = Some(i);
+                // The first character is the scalar's whatever it is: the scan always moves on.
+                i += 1;
                 while i < b.len() {
                     let c = b[i];
                     if c == b':' && (is_blank(b.get(i + 1)) || st.flow > 0) {
