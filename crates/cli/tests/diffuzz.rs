@@ -618,7 +618,7 @@ fn mutated_configs_and_flags_behave_like_upstream() {
                     let args: Vec<&str> = args.iter().map(String::as_str).collect();
                     let (up, us) = std::thread::scope(|s| {
                         let up = s.spawn(|| run(&upstream_kubeadm(), &args, dir.path(), &[]));
-                        let us = run(&ours(), &args, dir.path(), &[]);
+                        let us = run_limited(&ours(), &args, dir.path());
                         (up.join().expect("upstream run"), us)
                     });
                     let mut verdict = compare(&up, &us, &file.to_string_lossy(), &rules);
@@ -692,6 +692,64 @@ fn mutated_configs_and_flags_behave_like_upstream() {
             .collect::<Vec<_>>()
             .join("\n")
     );
+}
+
+/// How long one of our runs may take before the case fails (a hang, not a verdict).
+const TIME_LIMIT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// `run`, but a run still going after [`TIME_LIMIT`] is killed and reported as exit -2.
+fn run_limited(bin: &Path, args: &[&str], cwd: &Path) -> Run {
+    use std::io::Read;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(bin)
+        .args(args)
+        .current_dir(cwd)
+        .env_clear()
+        .env("PATH", "/usr/sbin:/usr/bin:/sbin:/bin")
+        .env("HOME", cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", bin.display()));
+    let (mut out, mut err) = (
+        child.stdout.take().expect("stdout"),
+        child.stderr.take().expect("stderr"),
+    );
+    let out = std::thread::spawn(move || {
+        let mut s = Vec::new();
+        let _ = out.read_to_end(&mut s);
+        s
+    });
+    let err = std::thread::spawn(move || {
+        let mut s = Vec::new();
+        let _ = err.read_to_end(&mut s);
+        s
+    });
+    let started = std::time::Instant::now();
+    let code = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status.code().unwrap_or(-1);
+        }
+        if started.elapsed() > TIME_LIMIT {
+            let _ = child.kill();
+            let _ = child.wait();
+            break -2;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    };
+    let text = |h: std::thread::JoinHandle<Vec<u8>>| {
+        String::from_utf8_lossy(&h.join().unwrap_or_default()).into_owned()
+    };
+    let mut stderr = text(err);
+    if code == -2 {
+        stderr.push_str(&format!("(killed after {TIME_LIMIT:?})\n"));
+    }
+    Run {
+        stdout: text(out),
+        stderr,
+        code,
+    }
 }
 
 fn indent(s: &str) -> String {
