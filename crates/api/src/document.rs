@@ -45,8 +45,10 @@ impl GroupVersionKind {
     /// Go's `%#v` of a `schema.GroupVersionKind`, which upstream prints in its warnings.
     pub fn go_syntax(&self) -> String {
         format!(
-            "schema.GroupVersionKind{{Group:{:?}, Version:{:?}, Kind:{:?}}}",
-            self.group, self.version, self.kind
+            "schema.GroupVersionKind{{Group:{}, Version:{}, Kind:{}}}",
+            crate::gofmt::quote(&self.group),
+            crate::gofmt::quote(&self.version),
+            crate::gofmt::quote(&self.kind)
         )
     }
 }
@@ -90,8 +92,10 @@ impl fmt::Display for UnknownField {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{}: unknown field {:?} in {}",
-            self.location, self.path, self.gvk
+            "{}: unknown field {} in {}",
+            self.location,
+            crate::gofmt::quote(&self.path),
+            self.gvk
         )
     }
 }
@@ -111,6 +115,7 @@ pub struct FieldError {
 }
 
 /// One path segment, for building both the dotted path and the JSON pointer.
+#[derive(Clone)]
 enum Segment {
     Key(String),
     Index(usize),
@@ -176,28 +181,101 @@ fn error_segments(path: &serde_path_to_error::Path) -> Vec<Segment> {
 
 /// Go decodes `null` into a field by leaving it at its zero value, which is what an absent field
 /// gives too; dropping `null` members makes serde agree (it would reject `null` for a string).
-fn strip_nulls(v: &mut serde_json::Value) {
+/// The paths of the members dropped go to `dropped`.
+fn strip_nulls(v: &mut serde_json::Value, at: &mut Vec<Segment>, dropped: &mut Vec<Vec<Segment>>) {
     match v {
         serde_json::Value::Object(map) => {
-            map.retain(|_, v| !v.is_null());
-            map.values_mut().for_each(strip_nulls);
+            map.retain(|k, v| {
+                if v.is_null() {
+                    let mut path = at.clone();
+                    path.push(Segment::Key(k.clone()));
+                    dropped.push(path);
+                }
+                !v.is_null()
+            });
+            for (k, v) in map.iter_mut() {
+                at.push(Segment::Key(k.clone()));
+                strip_nulls(v, at, dropped);
+                at.pop();
+            }
         }
-        serde_json::Value::Array(items) => items.iter_mut().for_each(strip_nulls),
+        serde_json::Value::Array(items) => {
+            for (i, v) in items.iter_mut().enumerate() {
+                at.push(Segment::Index(i));
+                strip_nulls(v, at, dropped);
+                at.pop();
+            }
+        }
         _ => {}
     }
 }
 
-/// Decodes `doc` into `T`. Unknown fields are returned (upstream only warns about them); a wrong
-/// type is an error naming the field and where it is.
-pub(crate) fn decode_typed<T: DeserializeOwned>(
-    file: &str,
-    doc: &Document,
-    gvk: &GroupVersionKind,
-) -> Result<(T, Vec<UnknownField>), FieldError> {
-    let mut value = doc.value.clone();
-    strip_nulls(&mut value);
+/// The first place where the input has a sequence and the decoded object (serialised back) an
+/// object: a struct serde filled from a sequence.
+fn sequence_for_struct(
+    input: &serde_json::Value,
+    decoded: &serde_json::Value,
+    at: &mut Vec<Segment>,
+) -> Option<Vec<Segment>> {
+    use serde_json::Value;
+    match (input, decoded) {
+        (Value::Array(_), Value::Object(_)) => Some(at.clone()),
+        (Value::Object(i), Value::Object(d)) => i.iter().find_map(|(k, v)| {
+            let out = d.get(k)?;
+            at.push(Segment::Key(k.clone()));
+            let found = sequence_for_struct(v, out, at);
+            at.pop();
+            found
+        }),
+        (Value::Array(i), Value::Array(d)) => i.iter().zip(d).enumerate().find_map(|(n, (v, out))| {
+            at.push(Segment::Index(n));
+            let found = sequence_for_struct(v, out, at);
+            at.pop();
+            found
+        }),
+        _ => None,
+    }
+}
+
+/// Sets the member at `path` (whose parent is an object) to `v`.
+fn set(value: &mut serde_json::Value, path: &[Segment], v: serde_json::Value) {
+    if let Some(serde_json::Value::Object(parent)) = value.pointer_mut(&pointer(&path[..path.len() - 1]))
+        && let Some(Segment::Key(k)) = path.last()
+    {
+        parent.insert(k.clone(), v);
+    }
+}
+
+/// Whether the object holding `path` decodes into a map of strings: it takes a made-up key with
+/// an empty string, and keeps it.
+fn is_map_of_strings<T: DeserializeOwned + serde::Serialize>(
+    value: &serde_json::Value,
+    path: &[Segment],
+) -> bool {
+    const PROBE: &str = "kubeadm-rs-probe\u{0}";
+    let mut probe = value.clone();
+    let mut at = path.to_vec();
+    at.pop();
+    at.push(Segment::Key(PROBE.to_string()));
+    set(&mut probe, &at, serde_json::Value::String(String::new()));
+    let (result, ignored) = decode_noting_unknown::<T>(probe);
+    let Ok(obj) = result else { return false };
+    ignored.is_empty()
+        && serde_json::to_value(&obj)
+            .ok()
+            .and_then(|out| out.pointer(&pointer(&at)).cloned())
+            .is_some_and(|v| v == "")
+}
+
+/// Decodes `value` into `T`, with the paths of the fields `T` does not have.
+fn decode_noting_unknown<T: DeserializeOwned>(
+    value: serde_json::Value,
+) -> (
+    Result<T, serde_path_to_error::Error<serde_json::Error>>,
+    Vec<Vec<Segment>>,
+) {
     let mut unknown = Vec::new();
-    let result: Result<T, _> = {
+    let result = {
         let mut on_ignored = |path: serde_ignored::Path<'_>| {
             let mut segs = Vec::new();
             ignored_segments(&path, &mut segs);
@@ -206,10 +284,69 @@ pub(crate) fn decode_typed<T: DeserializeOwned>(
         let de = serde_ignored::Deserializer::new(value, &mut on_ignored);
         serde_path_to_error::deserialize(de)
     };
+    (result, unknown)
+}
+
+/// Decodes `doc` into `T`. Unknown fields are returned (upstream only warns about them); a wrong
+/// type is an error naming the field and where it is.
+pub(crate) fn decode_typed<T: DeserializeOwned + serde::Serialize>(
+    file: &str,
+    doc: &Document,
+    gvk: &GroupVersionKind,
+) -> Result<(T, Vec<UnknownField>), FieldError> {
+    let mut value = doc.value.clone();
+    let mut nulls = Vec::new();
+    strip_nulls(&mut value, &mut Vec::new(), &mut nulls);
+    // A null map value is kept by Go as the zero value (`""` in a map of strings); only a field
+    // of a struct is left alone.
+    for null in &nulls {
+        if is_map_of_strings::<T>(&value, null) {
+            set(&mut value, null, serde_json::Value::String(String::new()));
+        }
+    }
+    let (result, mut unknown) = decode_noting_unknown::<T>(value.clone());
+    if result.is_ok() {
+        // A field set to null is unknown too if the type has no such field (upstream's strict
+        // pass names it): an empty object there is ignored, and so reported, only then.
+        for null in nulls {
+            let mut probe = value.clone();
+            if let Some(serde_json::Value::Object(parent)) =
+                probe.pointer_mut(&pointer(&null[..null.len() - 1]))
+                && let Some(Segment::Key(k)) = null.last()
+            {
+                parent.insert(k.clone(), serde_json::json!({}));
+            }
+            let (_, ignored) = decode_noting_unknown::<T>(probe);
+            if ignored.iter().any(|segs| pointer(segs) == pointer(&null)) {
+                unknown.push(null);
+            }
+        }
+        // In the order upstream names them: its JSON has every object's keys sorted.
+        unknown.sort_by_key(|segs| {
+            segs.iter()
+                .map(|s| match s {
+                    Segment::Key(k) => (k.clone(), 0),
+                    Segment::Index(i) => (String::new(), *i),
+                })
+                .collect::<Vec<_>>()
+        });
+    }
     let location = |segs: &[Segment]| Location {
         file: file.to_string(),
         position: doc.position(&pointer(segs)),
     };
+    // serde reads a sequence into a struct field by field; Go's decoder refuses it.
+    if let Ok(obj) = &result
+        && let Ok(out) = serde_json::to_value(obj)
+        && let Some(segs) = sequence_for_struct(&value, &out, &mut Vec::new())
+    {
+        return Err(FieldError {
+            location: location(&segs),
+            path: dotted(&segs),
+            kind: gvk.kind.clone(),
+            message: "cannot unmarshal array into a struct".to_string(),
+        });
+    }
     match result {
         Ok(obj) => {
             let unknown = unknown
@@ -234,6 +371,14 @@ pub(crate) fn decode_typed<T: DeserializeOwned>(
     }
 }
 
+/// A key as Go's encoding/json compares it with a field name: Unicode simple case folding.
+fn go_fold(s: &str) -> String {
+    s.chars()
+        .flat_map(char::to_lowercase)
+        .map(|c| if c == '\u{17f}' { 's' } else { c })
+        .collect()
+}
+
 /// Reads `apiVersion` and `kind` of a document (upstream's `DefaultMetaFactory.Interpret`).
 ///
 /// Upstream reads these two with their Go type as a hint, so a YAML number or boolean there is taken
@@ -250,7 +395,14 @@ pub(crate) fn type_meta(doc: &Document) -> Result<GroupVersionKind, String> {
         }
     };
     let field = |name: &str| -> Result<String, String> {
-        match map.and_then(|m| m.get(name)) {
+        // Go's encoding/json matches field names without regard to case; of several matches in
+        // its (sorted) object, the last wins.
+        let found = map.and_then(|m| {
+            let mut keys: Vec<&String> = m.keys().filter(|k| go_fold(k) == go_fold(name)).collect();
+            keys.sort();
+            keys.last().and_then(|k| m.get(*k))
+        });
+        match found {
             None | Some(serde_json::Value::Null) => Ok(String::new()),
             Some(serde_json::Value::String(s)) => Ok(s.clone()),
             Some(serde_json::Value::Number(n)) => Ok(n.to_string()),
@@ -261,7 +413,14 @@ pub(crate) fn type_meta(doc: &Document) -> Result<GroupVersionKind, String> {
             )),
         }
     };
-    Ok(GroupVersionKind::new(&field("apiVersion")?, &field("kind")?))
+    let api_version = field("apiVersion")?;
+    let kind = field("kind")?;
+    // apimachinery's `ParseGroupVersion`: `/` alone is empty, more than one `/` is refused.
+    match api_version.matches('/').count() {
+        0 | 1 if api_version != "/" => Ok(GroupVersionKind::new(&api_version, &kind)),
+        0 | 1 => Ok(GroupVersionKind::new("", &kind)),
+        _ => Err(format!("unexpected GroupVersion string: {api_version}")),
+    }
 }
 
 /// How Go's `encoding/json` names a JSON value's type in its errors.
@@ -285,6 +444,7 @@ mod tests {
         Document {
             value: v,
             positions: Default::default(),
+            json_error: None,
         }
     }
 
@@ -302,16 +462,32 @@ mod tests {
         let (cfg, unknown) = decode_typed::<ClusterConfiguration>("c.yaml", &d, &gvk).expect("decodes");
         assert_eq!(cfg.networking.pod_subnet, "10.0.0.0/8");
         let paths: Vec<&str> = unknown.iter().map(|u| u.path.as_str()).collect();
-        // Names are case-sensitive, as in upstream's decoder.
+        // Names are case-sensitive, as in upstream's decoder; the order is that of its JSON, whose
+        // keys are sorted.
         assert_eq!(
             paths,
             [
+                "apiServer.extraVolumes[0].x",
+                "etcd.local.Datadir",
                 "foo",
                 "networking.bogus",
-                "apiServer.extraVolumes[0].x",
-                "etcd.local.Datadir"
             ]
         );
+    }
+
+    #[test]
+    fn unknown_fields_set_to_null_are_reported() {
+        let d = doc(serde_json::json!({
+            "apiVersion": "kubeadm.k8s.io/v1beta3",
+            "kind": "ClusterConfiguration",
+            "local": null,
+            "etcd": null,
+            "networking": {"bogus": null, "podSubnet": null},
+        }));
+        let gvk = GroupVersionKind::new("kubeadm.k8s.io/v1beta3", "ClusterConfiguration");
+        let (_, unknown) = decode_typed::<ClusterConfiguration>("c.yaml", &d, &gvk).expect("decodes");
+        let paths: Vec<&str> = unknown.iter().map(|u| u.path.as_str()).collect();
+        assert_eq!(paths, ["local", "networking.bogus"]);
     }
 
     #[test]

@@ -50,7 +50,11 @@ pub fn io_error(e: &std::io::Error) -> String {
 /// characters and unassigned private ranges are escaped, the rest is printed.
 fn is_go_printable(c: char) -> bool {
     !(c.is_control()
-        || matches!(c as u32, 0x80..=0x9f | 0xad | 0x200b..=0x200f | 0x2028..=0x202e | 0x2060..=0x206f | 0xfeff | 0xfff9..=0xfffb | 0xe000..=0xf8ff))
+        || matches!(c as u32, 0x80..=0x9f | 0xad | 0x200b..=0x200f | 0x2028..=0x202e | 0x2060..=0x206f | 0xfeff | 0xfff9..=0xfffb | 0xe000..=0xf8ff)
+        // Space separators other than the ASCII space (Go's `unicode.IsPrint` keeps only that one).
+        || matches!(c as u32, 0xa0 | 0x1680 | 0x2000..=0x200a | 0x202f | 0x205f | 0x3000)
+        // Other format characters, noncharacters and the supplementary private use planes.
+        || matches!(c as u32, 0x600..=0x605 | 0x61c | 0x6dd | 0x70f | 0x180e | 0xfffe | 0xffff | 0xe0001 | 0xe0020..=0xe007f | 0xf0000..))
 }
 
 /// apimachinery's `duration.ShortHumanDuration` of a signed duration in nanoseconds (`364d`, `9y`,
@@ -141,6 +145,11 @@ mod tests {
         assert_eq!(quote(r#"a "b" \c"#), r#""a \"b\" \\c""#);
         assert_eq!(quote("x\ty\u{1}é"), "\"x\\ty\\x01é\"");
         assert_eq!(quote("\u{7f}\u{200b}"), "\"\\x7f\\u200b\"");
+        // Go's own output for this string (fmt.Printf("%q")).
+        assert_eq!(
+            quote("a\u{a0}b\u{3000}c\u{2009}d\u{f0001}e\u{600}f\u{fffe}g"),
+            r#""a\u00a0b\u3000c\u2009d\U000f0001e\u0600f\ufffeg""#
+        );
     }
 
     #[test]

@@ -9,7 +9,7 @@ use crate::defaults::{
 use crate::dynamic::{
     DynamicError, DynamicInputs, HostFacts, ResolvedCluster, default_init_dynamic, default_join_dynamic,
 };
-use crate::load::{ConfigWarning, LoadError, load_init, load_join, locate_errors};
+use crate::load::{ConfigWarning, LoadError, LoadFailure, load_init, load_join, locate_errors};
 use crate::v1beta3::{ClusterConfiguration, InitConfiguration, JoinConfiguration};
 use crate::validation::{ErrorList, validate_init, validate_join};
 
@@ -60,6 +60,14 @@ pub enum ConfigError {
         /// The error (never itself `AfterWarnings`).
         error: Box<ConfigError>,
     },
+}
+
+impl From<Box<LoadFailure>> for ConfigError {
+    /// The load error, after the warnings upstream logged before it.
+    fn from(f: Box<LoadFailure>) -> Self {
+        let warnings = f.warnings.iter().map(ConfigWarning::to_string).collect();
+        ConfigError::Load(Box::new(f.error)).after(warnings)
+    }
 }
 
 impl ConfigError {
@@ -140,7 +148,7 @@ pub fn load_init_config(
     text: &str,
     inputs: &mut DynamicInputs<'_>,
 ) -> Result<InitConfig, ConfigError> {
-    let loaded = load_init(file, text, false).map_err(Box::new)?;
+    let loaded = load_init(file, text, false)?;
     let warnings = loaded.warnings.iter().map(ConfigWarning::to_string).collect();
     finish_init(
         loaded.init,
@@ -179,7 +187,7 @@ pub fn load_join_config(
     host: &HostFacts,
     file_exists: &dyn Fn(&str) -> bool,
 ) -> Result<JoinConfig, ConfigError> {
-    let loaded = load_join(file, text, false).map_err(Box::new)?;
+    let loaded = load_join(file, text, false)?;
     let mut warnings: Vec<String> = loaded.warnings.iter().map(ConfigWarning::to_string).collect();
     let sources: Vec<_> = loaded.source.into_iter().collect();
     finish_join(loaded.join, &mut warnings, host, file_exists)

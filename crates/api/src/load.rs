@@ -62,13 +62,24 @@ impl fmt::Display for ConfigWarning {
         match self {
             ConfigWarning::Deprecated { file, group_version } => write!(
                 f,
-                "{file}: your configuration file uses a deprecated API spec: {group_version:?}. Please use 'kubeadm config migrate --old-config old.yaml --new-config new.yaml', which will write the new, similar spec using a newer API version."
+                "{file}: your configuration file uses a deprecated API spec: {}. Please use 'kubeadm config migrate --old-config old.yaml --new-config new.yaml', which will write the new, similar spec using a newer API version.",
+                crate::gofmt::quote(group_version)
             ),
             ConfigWarning::UnknownField(u) => u.fmt(f),
             ConfigWarning::UnknownKind { file, gvk } => {
                 write!(f, "{file}: unknown configuration {}", gvk.go_syntax())
             }
-            ConfigWarning::DuplicateKey { file, error } => write!(f, "{file}: {error}"),
+            ConfigWarning::DuplicateKey { file, error } => match error {
+                // The key quoted as yaml.v2 quotes it (Go's %q).
+                ParseError::DuplicateKey { position, key } => write!(
+                    f,
+                    "{file}: line {}, column {}: key {} already set in map",
+                    position.line,
+                    position.column,
+                    crate::gofmt::quote(key)
+                ),
+                other => write!(f, "{file}: {other}"),
+            },
             ConfigWarning::Ignored { file, gvk } => write!(
                 f,
                 "{file}: [config] WARNING: Ignored YAML document with GroupVersionKind {gvk}"
@@ -112,7 +123,8 @@ pub enum LoadError {
     DuplicateKinds(Vec<(Location, String)>),
     /// An apiVersion older than v1beta2.
     #[error(
-        "{location}: your configuration file uses an old API spec: {group_version:?}. Please use kubeadm {use_kubeadm} instead and run 'kubeadm config migrate --old-config old.yaml --new-config new.yaml', which will write the new, similar spec using a newer API version."
+        "{location}: your configuration file uses an old API spec: {}. Please use kubeadm {use_kubeadm} instead and run 'kubeadm config migrate --old-config old.yaml --new-config new.yaml', which will write the new, similar spec using a newer API version.",
+        crate::gofmt::quote(group_version)
     )]
     OldApiVersion {
         /// Where the document starts.
@@ -124,7 +136,9 @@ pub enum LoadError {
     },
     /// A kubeadm kind in a version (or group) that has no such kind.
     #[error(
-        "{location}: no kind {kind:?} is registered for version {group_version:?} in scheme \"pkg/runtime/scheme.go:100\""
+        "{location}: no kind {} is registered for version {} in scheme \"pkg/runtime/scheme.go:100\"",
+        crate::gofmt::quote(kind),
+        crate::gofmt::quote(group_version)
     )]
     NotRegistered {
         /// Where the document starts.
@@ -136,7 +150,9 @@ pub enum LoadError {
     },
     /// A component config in a version kubeadm does not read.
     #[error(
-        "{location}: unsupported apiVersion {group_version:?}, you may have to do manual conversion to {current:?} and run kubeadm again"
+        "{location}: unsupported apiVersion {}, you may have to do manual conversion to {} and run kubeadm again",
+        crate::gofmt::quote(group_version),
+        crate::gofmt::quote(current)
     )]
     UnsupportedComponentVersion {
         /// Where the document starts.
@@ -146,6 +162,14 @@ pub enum LoadError {
         /// The one kubeadm reads.
         current: &'static str,
     },
+    /// A document that starts as JSON does and is not JSON, which Kubernetes' decoders then refuse.
+    #[error("{location}: couldn't get version/kind; json parse error: {message}")]
+    NotJson {
+        /// Where the document starts.
+        location: Location,
+        /// Why it is not JSON.
+        message: String,
+    },
     /// A field of the wrong type or with a value its type rejects.
     #[error(transparent)]
     Field(#[from] FieldError),
@@ -154,8 +178,6 @@ pub enum LoadError {
     NoInitOrCluster {
         /// File name.
         file: String,
-        /// What upstream logs before it fails: the documents it did not know or ignored.
-        warnings: Vec<ConfigWarning>,
     },
     /// No JoinConfiguration.
     #[error("{file}: no JoinConfiguration found in the supplied config")]
@@ -165,11 +187,34 @@ pub enum LoadError {
     },
 }
 
+/// A config file that was refused, with what upstream has logged by then: it warns as it goes
+/// through the documents (unknown fields, repeated keys, deprecated or unknown kinds, documents it
+/// ignores), so the warnings of the documents before the failing one come before the error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoadFailure {
+    /// The warnings logged before the error, in order.
+    pub warnings: Vec<ConfigWarning>,
+    /// Why the file was refused.
+    pub error: LoadError,
+}
+
 fn duplicate_kinds_message(dups: &[(Location, String)]) -> String {
+    // Upstream's aggregate drops repeated messages: a kind given three times is named once (here
+    // with its first repetition's place).
+    let mut kinds: Vec<&String> = Vec::new();
     let msgs: Vec<String> = dups
         .iter()
+        .filter(|(_, kind)| {
+            !kinds.contains(&kind) && {
+                kinds.push(kind);
+                true
+            }
+        })
         .map(|(loc, kind)| {
-            format!("{loc}: invalid configuration: kind {kind:?} is specified twice in YAML file")
+            format!(
+                "{loc}: invalid configuration: kind {} is specified twice in YAML file",
+                crate::gofmt::quote(kind)
+            )
         })
         .collect();
     // Upstream aggregates several errors as `[a, b]`.
@@ -220,20 +265,30 @@ pub fn split_documents(
     text: &str,
     warnings: &mut Vec<ConfigWarning>,
 ) -> Result<Vec<KindedDocument>, LoadError> {
-    // Upstream reads with yaml.v2's non-strict decoding: a repeated key keeps its last value, and
-    // only the strict pass mentions it, as a warning.
-    let (docs, duplicates) =
-        kubeadm_yaml::parse_documents_lenient(text).map_err(|source| LoadError::Parse {
+    split_documents_bytes(file, text.as_bytes(), warnings)
+}
+
+/// [`split_documents`] of bytes that need not be UTF-8. As upstream, each document is read and its
+/// kind checked before the next is read, so a later document's bad byte or syntax is not reported
+/// when an earlier one lacks its kind.
+pub fn split_documents_bytes(
+    file: &str,
+    bytes: &[u8],
+    warnings: &mut Vec<ConfigWarning>,
+) -> Result<Vec<KindedDocument>, LoadError> {
+    let mut out: Vec<KindedDocument> = Vec::new();
+    let mut dups = Vec::new();
+    for item in kubeadm_yaml::documents_lenient_bytes(bytes) {
+        // Upstream reads with yaml.v2's non-strict decoding: a repeated key keeps its last value,
+        // and only the strict pass mentions it, as a warning.
+        let (doc, duplicates) = item.map_err(|source| LoadError::Parse {
             file: file.to_string(),
             source,
         })?;
-    warnings.extend(duplicates.into_iter().map(|error| ConfigWarning::DuplicateKey {
-        file: file.to_string(),
-        error,
-    }));
-    let mut out: Vec<KindedDocument> = Vec::new();
-    let mut dups = Vec::new();
-    for doc in docs {
+        warnings.extend(duplicates.into_iter().map(|error| ConfigWarning::DuplicateKey {
+            file: file.to_string(),
+            error,
+        }));
         // Empty documents are skipped by the reader; one of only comments reads as null and, as
         // upstream, fails below for lack of apiVersion and kind.
         let location = Location {
@@ -300,8 +355,22 @@ fn is_kubeadm_kind(kind: &str) -> bool {
     )
 }
 
+/// Refuses a document Kubernetes' decoders read as JSON that is not JSON.
+fn not_json(file: &str, d: &KindedDocument) -> Result<(), LoadError> {
+    match &d.doc.json_error {
+        Some(message) => Err(LoadError::NotJson {
+            location: Location {
+                file: file.to_string(),
+                position: d.doc.position(""),
+            },
+            message: message.clone(),
+        }),
+        None => Ok(()),
+    }
+}
+
 /// Decodes a kubeadm kind (v1beta3, or v1beta2 rewritten) into its v1beta3 type.
-fn decode_kubeadm<T: serde::de::DeserializeOwned>(
+fn decode_kubeadm<T: serde::de::DeserializeOwned + serde::Serialize>(
     file: &str,
     d: &KindedDocument,
     warnings: &mut Vec<ConfigWarning>,
@@ -340,9 +409,14 @@ fn decode_kubeadm<T: serde::de::DeserializeOwned>(
             group_version: gv,
         });
     }
-    let (obj, unknown) = decode_typed::<T>(file, &doc, &d.gvk)?;
-    warnings.extend(unknown.into_iter().map(ConfigWarning::UnknownField));
-    Ok(obj)
+    // Upstream's strict pass reads the document as YAML (and warns); its decoding then fails on a
+    // document that starts like JSON and is not, before any wrong type.
+    let decoded = decode_typed::<T>(file, &doc, &d.gvk);
+    if let Ok((_, unknown)) = &decoded {
+        warnings.extend(unknown.iter().cloned().map(ConfigWarning::UnknownField));
+    }
+    not_json(file, d)?;
+    Ok(decoded?.0)
 }
 
 /// The kubeadm documents of an init config file, statically defaulted, with the user's component
@@ -363,17 +437,29 @@ pub struct LoadedInit {
 
 /// Reads an init config file as upstream's `BytesToInitConfiguration` does, up to and including
 /// static defaulting. `allow_deprecated` (as `config migrate` sets it) silences the v1beta2 warning.
-pub fn load_init(file: &str, text: &str, allow_deprecated: bool) -> Result<LoadedInit, LoadError> {
+pub fn load_init(file: &str, text: &str, allow_deprecated: bool) -> Result<LoadedInit, Box<LoadFailure>> {
     let mut warnings = Vec::new();
-    let docs = split_documents(file, text, &mut warnings)?;
+    match load_init_warning(file, text, allow_deprecated, &mut warnings) {
+        Ok(loaded) => Ok(LoadedInit { warnings, ..loaded }),
+        Err(error) => Err(Box::new(LoadFailure { warnings, error })),
+    }
+}
+
+fn load_init_warning(
+    file: &str,
+    text: &str,
+    allow_deprecated: bool,
+    warnings: &mut Vec<ConfigWarning>,
+) -> Result<LoadedInit, LoadError> {
+    let docs = split_documents(file, text, warnings)?;
     let mut init: Option<InitConfiguration> = None;
     let mut cluster: Option<ClusterConfiguration> = None;
     let mut component_docs = Vec::new();
     for d in &docs {
-        check_version(file, d, allow_deprecated, &mut warnings)?;
+        check_version(file, d, allow_deprecated, warnings)?;
         match d.gvk.kind.as_str() {
             "InitConfiguration" => {
-                let mut cfg: InitConfiguration = decode_kubeadm(file, d, &mut warnings)?;
+                let mut cfg: InitConfiguration = decode_kubeadm(file, d, warnings)?;
                 default_init_configuration(&mut cfg);
                 if d.gvk.group_version() == crate::v1beta2::API_VERSION {
                     cfg.node_registration.image_pull_policy = DEFAULT_IMAGE_PULL_POLICY.to_string();
@@ -381,13 +467,15 @@ pub fn load_init(file: &str, text: &str, allow_deprecated: bool) -> Result<Loade
                 init = Some(cfg);
             }
             "ClusterConfiguration" => {
-                let mut cfg: ClusterConfiguration = decode_kubeadm(file, d, &mut warnings)?;
+                let mut cfg: ClusterConfiguration = decode_kubeadm(file, d, warnings)?;
                 default_cluster_configuration(&mut cfg);
                 cluster = Some(cfg);
             }
             _ => {
-                let known_component = (d.gvk.group == KUBELET_GROUP && d.gvk.kind == "KubeletConfiguration")
-                    || (d.gvk.group == KUBE_PROXY_GROUP && d.gvk.kind == "KubeProxyConfiguration");
+                // Known to the component configs' scheme: only the versions kubeadm reads.
+                let gv = d.gvk.group_version();
+                let known_component = (gv == KUBELET_API_VERSION && d.gvk.kind == "KubeletConfiguration")
+                    || (gv == KUBE_PROXY_API_VERSION && d.gvk.kind == "KubeProxyConfiguration");
                 // v1beta2 also registered ClusterStatus: known to the scheme, so no "unknown" warning.
                 let kubeadm_known = d.gvk.group == crate::v1beta3::GROUP
                     && match d.gvk.version.as_str() {
@@ -397,12 +485,25 @@ pub fn load_init(file: &str, text: &str, allow_deprecated: bool) -> Result<Loade
                     };
                 if kubeadm_known && d.gvk.kind == "JoinConfiguration" {
                     // A JoinConfiguration next to init documents: strict-checked, then ignored.
-                    let _: JoinConfiguration =
-                        decode_kubeadm(file, d, &mut warnings).or_else(|e| match e {
-                            LoadError::Field(_) => Ok(JoinConfiguration::default()),
-                            other => Err(other),
-                        })?;
-                } else if !known_component && !kubeadm_known {
+                    let _: JoinConfiguration = decode_kubeadm(file, d, warnings).or_else(|e| match e {
+                        LoadError::Field(_) | LoadError::NotJson { .. } => Ok(JoinConfiguration::default()),
+                        other => Err(other),
+                    })?;
+                } else if known_component {
+                    // Strict-checked here, as upstream does every document in turn (a wrong type
+                    // fails later, when the component configs are read).
+                    let unknown = if d.gvk.group == KUBELET_GROUP {
+                        decode_typed::<KubeletConfiguration>(file, &d.doc, &d.gvk).map(|(_, u)| u)
+                    } else {
+                        decode_typed::<KubeProxyConfiguration>(file, &d.doc, &d.gvk).map(|(_, u)| u)
+                    };
+                    warnings.extend(
+                        unknown
+                            .unwrap_or_default()
+                            .into_iter()
+                            .map(ConfigWarning::UnknownField),
+                    );
+                } else if !kubeadm_known {
                     warnings.push(ConfigWarning::UnknownKind {
                         file: file.to_string(),
                         gvk: d.gvk.clone(),
@@ -422,7 +523,6 @@ pub fn load_init(file: &str, text: &str, allow_deprecated: bool) -> Result<Loade
     if init.is_none() && cluster.is_none() {
         return Err(LoadError::NoInitOrCluster {
             file: file.to_string(),
-            warnings,
         });
     }
     let init = init.unwrap_or_else(|| {
@@ -435,7 +535,7 @@ pub fn load_init(file: &str, text: &str, allow_deprecated: bool) -> Result<Loade
         default_cluster_configuration(&mut cfg);
         cfg
     });
-    let component_configs = decode_component_configs(file, &component_docs, &mut warnings)?;
+    let component_configs = decode_component_configs(file, &component_docs)?;
     let sources = docs
         .into_iter()
         .filter(|d| matches!(d.gvk.kind.as_str(), "InitConfiguration" | "ClusterConfiguration"))
@@ -444,17 +544,14 @@ pub fn load_init(file: &str, text: &str, allow_deprecated: bool) -> Result<Loade
         init,
         cluster,
         component_configs,
-        warnings,
+        warnings: Vec::new(),
         sources,
     })
 }
 
-/// Reads the kubelet and kube-proxy documents (upstream's `FetchFromDocumentMap`).
-fn decode_component_configs(
-    file: &str,
-    docs: &[&KindedDocument],
-    warnings: &mut Vec<ConfigWarning>,
-) -> Result<ComponentConfigs, LoadError> {
+/// Reads the kubelet and kube-proxy documents (upstream's `FetchFromDocumentMap`); their unknown
+/// fields were warned about when the documents were gone through.
+fn decode_component_configs(file: &str, docs: &[&KindedDocument]) -> Result<ComponentConfigs, LoadError> {
     let mut out = ComponentConfigs::default();
     for d in docs {
         let gv = d.gvk.group_version();
@@ -486,13 +583,12 @@ fn decode_component_configs(
                 group_version: gv,
             });
         }
+        not_json(file, d)?;
         if d.gvk.group == KUBELET_GROUP {
-            let (kc, unknown) = decode_typed::<KubeletConfiguration>(file, &d.doc, &d.gvk)?;
-            warnings.extend(unknown.into_iter().map(ConfigWarning::UnknownField));
+            let (kc, _) = decode_typed::<KubeletConfiguration>(file, &d.doc, &d.gvk)?;
             out.kubelet = Some(kc);
         } else {
-            let (kp, unknown) = decode_typed::<KubeProxyConfiguration>(file, &d.doc, &d.gvk)?;
-            warnings.extend(unknown.into_iter().map(ConfigWarning::UnknownField));
+            let (kp, _) = decode_typed::<KubeProxyConfiguration>(file, &d.doc, &d.gvk)?;
             out.kube_proxy = Some(kp);
         }
     }
@@ -512,25 +608,37 @@ pub struct LoadedJoin {
 
 /// Reads a join config file as upstream's `LoadJoinConfigurationFromFile` does, up to static
 /// defaulting. Documents of other kinds are skipped without a word, as upstream skips them.
-pub fn load_join(file: &str, text: &str, allow_deprecated: bool) -> Result<LoadedJoin, LoadError> {
+pub fn load_join(file: &str, text: &str, allow_deprecated: bool) -> Result<LoadedJoin, Box<LoadFailure>> {
     let mut warnings = Vec::new();
-    let docs = split_documents(file, text, &mut warnings)?;
+    match load_join_warning(file, text, allow_deprecated, &mut warnings) {
+        Ok(loaded) => Ok(LoadedJoin { warnings, ..loaded }),
+        Err(error) => Err(Box::new(LoadFailure { warnings, error })),
+    }
+}
+
+fn load_join_warning(
+    file: &str,
+    text: &str,
+    allow_deprecated: bool,
+    warnings: &mut Vec<ConfigWarning>,
+) -> Result<LoadedJoin, LoadError> {
+    let docs = split_documents(file, text, warnings)?;
     let mut found = None;
     for d in docs.iter().filter(|d| d.gvk.kind == "JoinConfiguration") {
-        check_version(file, d, allow_deprecated, &mut warnings)?;
+        check_version(file, d, allow_deprecated, warnings)?;
         found = Some(d);
     }
     let d = found.ok_or_else(|| LoadError::NoJoin {
         file: file.to_string(),
     })?;
-    let mut join: JoinConfiguration = decode_kubeadm(file, d, &mut warnings)?;
+    let mut join: JoinConfiguration = decode_kubeadm(file, d, warnings)?;
     default_join_configuration(&mut join);
     if d.gvk.group_version() == crate::v1beta2::API_VERSION {
         join.node_registration.image_pull_policy = DEFAULT_IMAGE_PULL_POLICY.to_string();
     }
     Ok(LoadedJoin {
         join,
-        warnings,
+        warnings: Vec::new(),
         source: Some(d.clone()),
     })
 }

@@ -32,7 +32,7 @@ pub fn migrate(
     let mut out = Vec::new();
     let mut warnings = Vec::new();
     if has("InitConfiguration") || has("ClusterConfiguration") {
-        let loaded = load_init(file, text, true).map_err(Box::new)?;
+        let loaded = load_init(file, text, true)?;
         let w = loaded.warnings.iter().map(ToString::to_string).collect();
         let cfg = finish_init(loaded.init, loaded.cluster, loaded.component_configs, w, inputs)?;
         warnings.extend(cfg.warnings);
@@ -40,8 +40,7 @@ pub fn migrate(
         out.push(to_yaml(&cfg.cluster, "ClusterConfiguration"));
     }
     if has("JoinConfiguration") {
-        let loaded = load_join(file, text, true)
-            .map_err(|e| ConfigError::from(Box::new(e)).after(warnings.clone()))?;
+        let loaded = load_join(file, text, true).map_err(|e| ConfigError::from(e).after(warnings.clone()))?;
         let mut w: Vec<String> = loaded.warnings.iter().map(ToString::to_string).collect();
         let join = finish_join(loaded.join, &mut w, inputs.host, file_exists)
             .map_err(|e| e.after(warnings.clone()))?;

@@ -52,20 +52,22 @@ const CI_BUCKET: &str = "https://storage.googleapis.com/k8s-release-dev";
 pub enum VersionError {
     /// Neither a version nor a label.
     #[error(
-        "version {0:?} doesn't match patterns for neither semantic version nor labels (stable, latest, ...)"
+        "version {} doesn't match patterns for neither semantic version nor labels (stable, latest, ...)",
+        crate::gofmt::quote(.0)
     )]
     NoMatch(String),
     /// Not `[(release|ci)/]label`.
-    #[error("invalid version {0:?}")]
+    #[error("invalid version {}", crate::gofmt::quote(.0))]
     Invalid(String),
     /// Below the minimum control-plane version.
     #[error(
         "this version of kubeadm only supports deploying clusters with the control plane version >= 1.24.0. Current version: {0}"
     )]
     TooOld(String),
-    /// Resolved to something that is not a semantic version.
-    #[error("couldn't parse Kubernetes version {0:?}")]
-    Unparsable(String),
+    /// Resolved to something that is not a semantic version (an empty pre-release, a number out
+    /// of range…): the version and `ParseSemantic`'s error.
+    #[error("couldn't parse Kubernetes version {}: {}", crate::gofmt::quote(.0), .1)]
+    Unparsable(String, String),
 }
 
 /// A resolved version and what upstream logs on the way.
@@ -93,29 +95,16 @@ pub struct Semver {
 }
 
 impl Semver {
-    /// Parses `[v]X.Y.Z[-pre][+build]` (leading zeros rejected, as Go's ParseSemantic).
+    /// Parses `[v]X.Y.Z[-pre][+build]` as apimachinery's `ParseSemantic` does (leading zeros,
+    /// an empty pre-release or build metadata and out-of-range numbers refused); see
+    /// [`SemanticVersion::parse`](crate::semantic_version::SemanticVersion::parse) for its errors.
     pub fn parse(s: &str) -> Option<Semver> {
-        let s = s.trim();
-        let s = s.strip_prefix('v').unwrap_or(s);
-        let (core, _build) = s.split_once('+').unwrap_or((s, ""));
-        let (core, pre) = core.split_once('-').unwrap_or((core, ""));
-        let mut it = core.split('.');
-        let mut num = || -> Option<u64> {
-            let p = it.next()?;
-            if p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit()) || (p.len() > 1 && p.starts_with('0')) {
-                return None;
-            }
-            p.parse().ok()
-        };
-        let (major, minor, patch) = (num()?, num()?, num()?);
-        if it.next().is_some() {
-            return None;
-        }
+        let v = crate::semantic_version::SemanticVersion::parse(s).ok()?;
         Some(Semver {
-            major,
-            minor,
-            patch,
-            pre: pre.to_string(),
+            major: v.major(),
+            minor: v.minor(),
+            patch: v.patch(),
+            pre: v.pre_release().to_string(),
         })
     }
 
@@ -141,7 +130,12 @@ fn normalized_build_version(v: &str) -> Option<String> {
     let s = v.strip_prefix('v').unwrap_or(v);
     let mut rest = s;
     for i in 0..3 {
-        let n = rest.bytes().take_while(u8::is_ascii_digit).count();
+        let mut n = rest.bytes().take_while(u8::is_ascii_digit).count();
+        if i == 2 && rest.starts_with('0') {
+            // The patch's `0` alternative matches, and the digits after it go to the suffix
+            // (`v1.25.016` matches; semantic-version parsing refuses it later).
+            n = n.min(1);
+        }
         if n == 0 || (n > 1 && rest.starts_with('0')) {
             return None;
         }
@@ -228,8 +222,15 @@ pub fn resolve(
     let mut warnings = Vec::new();
     let resolved = resolve_inner(version, fetch, &mut warnings, 0)?;
     let ci_version = is_ci_version(version).then(|| format!("ci/{resolved}"));
-    let semver = Semver::parse(&resolved).ok_or_else(|| VersionError::Unparsable(resolved.clone()))?;
+    let semver = crate::semantic_version::SemanticVersion::parse(&resolved)
+        .map_err(|e| VersionError::Unparsable(resolved.clone(), e))?;
     // Upstream tolerates an older pre-release only for its own pre-release builds; ours is a release.
+    let semver = Semver {
+        major: semver.major(),
+        minor: semver.minor(),
+        patch: semver.patch(),
+        pre: semver.pre_release().to_string(),
+    };
     if semver.less_than(MINIMUM_CONTROL_PLANE_VERSION) {
         return Err(VersionError::TooOld(resolved));
     }
@@ -352,6 +353,55 @@ mod tests {
         let ci = resolve("ci/latest", &offline).expect("resolves");
         assert_eq!(ci.ci_version.as_deref(), Some("ci/v1.25.16"));
         assert_eq!(ci.warnings.len(), 2);
+    }
+
+    /// Versions that match kubeadm's release pattern but not `ParseSemantic`: upstream v1.25.16's
+    /// messages (`config images list --config` with `kubernetesVersion` set to each).
+    #[test]
+    fn refuses_what_parse_semantic_refuses() {
+        let cases: &[(&str, &str)] = &[
+            (
+                "v1.25.16-",
+                "could not parse pre-release/metadata (-) in version \"v1.25.16-\"",
+            ),
+            (
+                "v1.25.16+",
+                "could not parse pre-release/metadata (+) in version \"v1.25.16+\"",
+            ),
+            (
+                "v1.25.16-a.",
+                "could not parse pre-release/metadata (-a.) in version \"v1.25.16-a.\"",
+            ),
+            (
+                "v1.25.16-rc.1+",
+                "could not parse pre-release/metadata (-rc.1+) in version \"v1.25.16-rc.1+\"",
+            ),
+            (
+                "v1.25.16_",
+                "could not parse pre-release/metadata (_) in version \"v1.25.16_\"",
+            ),
+            (
+                "v1.25.16-01",
+                "illegal zero-prefixed version component \"01\" in \"v1.25.16-01\"",
+            ),
+            (
+                "v99999999999999999999.0.0",
+                "illegal non-numeric version component \"99999999999999999999\" in \"v99999999999999999999.0.0\": strconv.ParseUint: parsing \"99999999999999999999\": value out of range",
+            ),
+        ];
+        for (input, why) in cases {
+            let got = resolve(input, &offline)
+                .map(|r| r.version)
+                .map_err(|e| e.to_string());
+            assert_eq!(
+                got,
+                Err(format!("couldn't parse Kubernetes version \"{input}\": {why}")),
+                "{input}"
+            );
+        }
+        for ok in ["1.25.16+a.b", "v1.25.16-0a", "v1.25.16-rc.0+build.7"] {
+            assert!(resolve(ok, &offline).is_ok(), "{ok}");
+        }
     }
 
     #[test]

@@ -60,57 +60,156 @@ pub fn run(bin: &Path, args: &[&str], cwd: &Path, env: &[(&str, &str)]) -> Run {
     }
 }
 
-/// Upstream's messages for bad input it refuses with exit code 1 (a YAML file that does not decode, an
-/// unknown API version, a version string that is not one, flags mixed with `--config`, a malformed
-/// token or address, an unknown feature gate, phase or output format…). This project exits 3 for all
-/// bad input (its rule: 3 for validation, 2 for preflight, 1 otherwise); upstream v1.25.16 exits 3 only
-/// for field validation errors. Files that cannot be read and the flag parser's usage errors are not
-/// in this list: both exit 1.
-const BAD_INPUT_EXIT_1: &[&str] = &[
-    "can not mix '--config' with arguments",
-    "doesn't match patterns for neither semantic version nor labels",
-    "this version of kubeadm only supports deploying clusters with the control plane version",
-    "must be ipv4 or ipv6 address",
-    "was not of the form",
-    "unrecognized feature-gate key",
-    "for feature-gate key",
-    "invalid phase name",
-    "hostport ",
-    "unable to match a printer suitable for the output format",
-    "flag is mandatory",
-    "could not interpret GroupVersionKind",
-    "cannot unmarshal",
-    "your configuration file uses an old API spec",
-    "is registered for version",
-    "kind and apiVersion is mandatory",
-    "time: invalid duration",
-    "unsupported apiVersion",
-    "no InitConfiguration or ClusterConfiguration kind was found",
-    "no JoinConfiguration found",
-    "cannot use --certificate-key without --print-join-command",
-    "given token didn't match pattern",
-    "'token delete' is missing token",
-    "as the bind address for the API Server",
-    "cannot parse IP address",
-    // `cmdutil.ValidateExactArgNumber` (`upgrade apply` without or with too many versions).
-    "missing one or more required arguments. Required arguments:",
-    "too many arguments. Required arguments:",
-    // apimachinery's `ParseSemantic`, for versions given as arguments (`upgrade plan|diff`).
-    "as version\n",
-    "illegal version string",
-    "illegal zero-prefixed version component",
-    "illegal non-numeric version component",
-    "could not parse pre-release/metadata",
-];
+/// What a rule of `tests/corpus/deliberate-differences.txt` allows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Allowance {
+    /// Upstream refuses bad input with exit 1 and this message: we exit 3.
+    Exit3,
+    /// Both refuse; upstream's line holding the text is worded differently by us (not compared).
+    Message,
+    /// Both refuse; only what follows the text in upstream's line must be in ours.
+    Key,
+    /// Upstream refuses with this message; we accept.
+    Accept,
+    /// Upstream accepts; we refuse with this message.
+    Refuse,
+}
+
+/// One rule of the deliberate-differences list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Difference {
+    /// The entry's name.
+    pub name: String,
+    /// What the rule allows.
+    pub allowance: Allowance,
+    /// The text it matches (a substring of upstream's, or for `Refuse` our, standard error).
+    pub text: String,
+}
+
+/// The file listing every deliberate difference from upstream, with its reasons.
+const DIFFERENCES: &str = include_str!("../../../tests/corpus/deliberate-differences.txt");
+
+/// The rules of `tests/corpus/deliberate-differences.txt`, in order. Panics on a malformed file.
+pub fn differences() -> Vec<Difference> {
+    let mut out = Vec::new();
+    let mut name = String::new();
+    let mut reasons = 0;
+    for line in DIFFERENCES.lines() {
+        if line.starts_with('#') || line.trim().is_empty() || line.starts_with("  ") {
+            continue;
+        }
+        if let Some(n) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+            name = n.to_string();
+            continue;
+        }
+        let (rule, text) = line
+            .split_once(": ")
+            .unwrap_or_else(|| panic!("deliberate-differences.txt: bad line {line:?}"));
+        let allowance = match rule {
+            "reason" => {
+                reasons += 1;
+                continue;
+            }
+            "exit-3" => Allowance::Exit3,
+            "message" => Allowance::Message,
+            "key" => Allowance::Key,
+            "accept" => Allowance::Accept,
+            "refuse" => Allowance::Refuse,
+            other => panic!("deliberate-differences.txt: unknown rule {other:?}"),
+        };
+        assert!(
+            !name.is_empty(),
+            "deliberate-differences.txt: a rule before any [entry]"
+        );
+        out.push(Difference {
+            name: name.clone(),
+            allowance,
+            text: text.replace("\\n", "\n"),
+        });
+    }
+    let entries = out
+        .iter()
+        .map(|d| &d.name)
+        .collect::<std::collections::BTreeSet<_>>()
+        .len();
+    assert_eq!(
+        reasons, entries,
+        "deliberate-differences.txt: every entry needs one reason"
+    );
+    out
+}
+
+/// The texts of the rules of one kind.
+pub fn allowed(kind: Allowance) -> Vec<String> {
+    differences()
+        .into_iter()
+        .filter(|d| d.allowance == kind)
+        .map(|d| d.text)
+        .collect()
+}
 
 /// The exit code ours must give where upstream gave `upstream`: 3 where upstream refuses bad input
-/// with 1 (the messages of `BAD_INPUT_EXIT_1`), else upstream's own code.
+/// with 1 (the `exit-3` rules of `tests/corpus/deliberate-differences.txt`), else upstream's own code.
 pub fn expected_code(upstream: &Run) -> i32 {
-    if upstream.code == 1 && BAD_INPUT_EXIT_1.iter().any(|m| upstream.stderr.contains(m)) {
+    if upstream.code == 1
+        && allowed(Allowance::Exit3)
+            .iter()
+            .any(|m| upstream.stderr.contains(m.as_str()))
+    {
         3
     } else {
         upstream.code
     }
+}
+
+/// Bootstrap tokens are random when defaulted: mask every token-shaped string.
+pub fn mask_tokens(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = String::with_capacity(s.len());
+    let mut i = 0;
+    let tok = |c: u8| c.is_ascii_lowercase() || c.is_ascii_digit();
+    while i < b.len() {
+        if i + 23 <= b.len()
+            && b[i..i + 6].iter().all(|&c| tok(c))
+            && b[i + 6] == b'.'
+            && b[i + 7..i + 23].iter().all(|&c| tok(c))
+            && (i == 0 || !tok(b[i - 1]))
+            && (i + 23 == b.len() || !tok(b[i + 23]))
+        {
+            out.push_str("<token>");
+            i += 23;
+        } else {
+            out.push(b[i] as char);
+            i += 1;
+        }
+    }
+    out
+}
+
+/// Strips klog headers and drops the lines that differ by design: upstream tries the network to resolve
+/// version labels and says so; we resolve them offline; and the stack-trace hint.
+pub fn stderr_lines(s: &str) -> Vec<String> {
+    s.lines()
+        .map(|l| {
+            let b = l.as_bytes();
+            if b.len() > 30
+                && matches!(b[0], b'I' | b'W' | b'E' | b'F')
+                && b[1..5].iter().all(u8::is_ascii_digit)
+            {
+                match l.find("] ") {
+                    Some(i) => l[i + 2..].to_string(),
+                    None => l.to_string(),
+                }
+            } else {
+                l.to_string()
+            }
+        })
+        .filter(|l| {
+            !l.contains("could not fetch a Kubernetes version from the internet")
+                && !l.contains("falling back to the local client version")
+                && !l.starts_with("To see the stack trace of this error")
+        })
+        .collect()
 }
 
 /// A unified-style line diff of two texts, for assertion messages.

@@ -81,7 +81,18 @@ impl Converter {
                 self.alias_depth -= 1;
                 v
             }
-            Node::Scalar { .. } => scalar(node),
+            Node::Scalar { .. } => match scalar(node) {
+                // Kubernetes decodes every document into an object whose apiVersion and kind are
+                // strings, and sigs.k8s.io/yaml formats a float bound for a string field as Go's
+                // `FormatFloat` does: `.inf` there is "+Inf", not an error.
+                Err(ParseError::Invalid { message, .. })
+                    if matches!(pointer.as_str(), "/apiVersion" | "/kind")
+                        && message.starts_with(UNSUPPORTED) =>
+                {
+                    Ok(Value::String(message[UNSUPPORTED.len()..].to_string()))
+                }
+                other => other,
+            },
             Node::Sequence { items, .. } => {
                 let mut out = Vec::with_capacity(items.len());
                 for (i, item) in items.iter().enumerate() {
@@ -200,6 +211,9 @@ fn is_merge_key(key: &Node) -> bool {
     }
 }
 
+/// Go's JSON encoder's refusal of a non-finite float, before the value (`+Inf`, `-Inf`, `NaN`).
+const UNSUPPORTED: &str = "json: unsupported value: ";
+
 /// A scalar as yaml.v2 decodes it into an untyped value.
 fn scalar(node: &Node) -> Result<Value, ParseError> {
     let Node::Scalar {
@@ -273,7 +287,7 @@ fn resolved_to_json(r: Resolved, text: &str, position: Position) -> Result<Value
                 };
                 return Err(ParseError::Invalid {
                     position,
-                    message: format!("json: unsupported value: {shown}"),
+                    message: format!("{UNSUPPORTED}{shown}"),
                 });
             }
         },

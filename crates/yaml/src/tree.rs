@@ -57,7 +57,27 @@ impl Node {
 
 /// Reads the first document of `text` (yaml.v2's `Unmarshal` reads only the first). Lines are
 /// numbered from `first_line`. `None` when the text holds no document (only comments or blanks).
-pub(crate) fn read(text: &str, first_line: usize) -> Result<Option<Rc<Node>>, ParseError> {
+/// With it, the last line the parser had to read (what follows is never looked at).
+pub(crate) fn read(text: &str, first_line: usize) -> Result<(Option<Rc<Node>>, usize), ParseError> {
+    // yaml.v2 starts an implicit document at the first token, and a `...` there ends it before any
+    // node: "did not find expected node content". The YAML 1.2 parser skips it.
+    if let Some((n, _)) = text
+        .lines()
+        .enumerate()
+        .find(|(_, l)| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+        .filter(|(_, l)| {
+            l.strip_prefix("...")
+                .is_some_and(|r| r.is_empty() || r.starts_with([' ', '\t']))
+        })
+    {
+        return Err(ParseError::Syntax {
+            position: Position {
+                line: first_line + n,
+                column: 1,
+            },
+            message: "did not find expected node content".to_owned(),
+        });
+    }
     let mut text = Cow::Borrowed(text);
     // libyaml takes a tab after a `:` indicator as separation (`key:\tvalue`); the YAML 1.2 parser
     // rejects it before some values. Those tabs are never content, so turning them into spaces
@@ -91,28 +111,30 @@ fn read_once(
     text: &str,
     first_line: usize,
     tab_after_colon: &mut Option<usize>,
-) -> Result<Option<Rc<Node>>, ParseError> {
+) -> Result<(Option<Rc<Node>>, usize), ParseError> {
     let mut builder = Builder {
         text,
         parser: Parser::new_from_str(text),
         line_offset: first_line - 1,
         anchors: HashMap::new(),
         tab_after_colon,
+        last_line: first_line,
     };
     loop {
         let (event, _) = builder.next()?;
         match event {
             Event::StreamStart => {}
-            Event::StreamEnd => return Ok(None),
+            Event::StreamEnd => return Ok((None, builder.last_line)),
             Event::DocumentStart(_) => break,
             other => return Err(builder.unexpected(&other)),
         }
     }
     let (event, span) = builder.next()?;
     if matches!(event, Event::DocumentEnd) {
-        return Ok(None);
+        return Ok((None, builder.last_line));
     }
-    builder.node(event, span).map(Some)
+    let node = builder.node(event, span)?;
+    Ok((Some(node), builder.last_line))
 }
 
 struct Builder<'a, 'e> {
@@ -122,12 +144,17 @@ struct Builder<'a, 'e> {
     anchors: HashMap<usize, Rc<Node>>,
     /// Set to the char index of a "tab after `:`" rejection, so that the caller can retry.
     tab_after_colon: &'e mut Option<usize>,
+    /// The line of the end of the last event read.
+    last_line: usize,
 }
 
 impl<'a> Builder<'a, '_> {
     fn next(&mut self) -> Result<(Event<'a>, Span), ParseError> {
         match self.parser.next_event() {
-            Some(Ok(e)) => Ok(e),
+            Some(Ok(e)) => {
+                self.last_line = self.last_line.max(e.1.end.line() + self.line_offset);
+                Ok(e)
+            }
             Some(Err(e)) => {
                 if e.info() == "':' must be followed by a valid YAML whitespace" {
                     *self.tab_after_colon = Some(e.marker().index());

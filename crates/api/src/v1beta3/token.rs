@@ -45,8 +45,9 @@ pub(crate) const BOOTSTRAP_TOKEN_PATTERN: &str = r"\A([a-z0-9]{6})\.([a-z0-9]{16
 /// A token string that is not `id.secret` of the right alphabet and lengths.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "the bootstrap token {token:?} was not of the form {:?}",
-    BOOTSTRAP_TOKEN_PATTERN
+    "the bootstrap token {} was not of the form {}",
+    crate::gofmt::quote(token),
+    crate::gofmt::quote(BOOTSTRAP_TOKEN_PATTERN)
 )]
 pub struct BootstrapTokenError {
     /// The rejected text.
@@ -126,9 +127,34 @@ impl Serialize for BootstrapTokenString {
 
 impl<'de> Deserialize<'de> for BootstrapTokenString {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let s = String::deserialize(deserializer)?;
-        // Upstream strips every double quote before matching; only a quoted JSON string gets here.
-        BootstrapTokenString::parse(&s.replace('"', "")).map_err(serde::de::Error::custom)
+        // Upstream takes the value's JSON text whatever its type (a number, `true`, an object) and
+        // strips every double quote before matching, so a string's escapes stay in.
+        let value = serde_json::Value::deserialize(deserializer)?;
+        let json = match &value {
+            serde_json::Value::Number(n) if n.is_f64() => go_json_float(n.as_f64().unwrap_or_default()),
+            v => serde_json::to_string(v).map_err(serde::de::Error::custom)?,
+        };
+        let json = json
+            .replace('<', "\\u003c")
+            .replace('>', "\\u003e")
+            .replace('&', "\\u0026")
+            .replace('\u{2028}', "\\u2028")
+            .replace('\u{2029}', "\\u2029");
+        BootstrapTokenString::parse(&json.replace('"', "")).map_err(serde::de::Error::custom)
+    }
+}
+
+/// A float as Go's encoding/json writes it: plain decimals from 1e-6 to 1e21, else an exponent
+/// (`1e+21`, `1e-7`).
+fn go_json_float(f: f64) -> String {
+    let abs = f.abs();
+    if abs == 0.0 || (1e-6..1e21).contains(&abs) {
+        return format!("{f}");
+    }
+    let e = format!("{f:e}");
+    match e.split_once('e') {
+        Some((m, exp)) if !exp.starts_with('-') => format!("{m}e+{exp}"),
+        _ => e,
     }
 }
 

@@ -189,36 +189,9 @@ pub(crate) fn is_wildcard_dns1123_subdomain_errors(value: &str) -> Vec<String> {
     errs
 }
 
-/// The scheme of a URL as Go's `url.Parse` finds it (lower-cased), or an error text.
+/// The scheme of a URL as Go's `url.Parse` finds it (lower-cased), or Go's error text.
 pub(crate) fn url_scheme(raw: &str) -> Result<String, String> {
-    if raw.bytes().any(|b| b < 0x20 || b == 0x7f) {
-        return Err(format!(
-            "parse {}: net/url: invalid control character in URL",
-            super::go_quote(raw)
-        ));
-    }
-    for (i, c) in raw.char_indices() {
-        match c {
-            'a'..='z' | 'A'..='Z' => {}
-            '0'..='9' | '+' | '-' | '.' if i > 0 => {}
-            ':' if i == 0 => {
-                return Err(format!("parse {}: missing protocol scheme", super::go_quote(raw)));
-            }
-            ':' => return Ok(raw[..i].to_lowercase()),
-            _ => break,
-        }
-    }
-    // No scheme: Go's url.Parse then refuses a relative reference whose first path segment has a
-    // colon (it would read as a scheme), e.g. "10.0.0.1:2379".
-    let rest = raw.split('#').next().unwrap_or_default();
-    let rest = rest.split('?').next().unwrap_or_default();
-    if !rest.starts_with('/') && rest.split('/').next().is_some_and(|seg| seg.contains(':')) {
-        return Err(format!(
-            "parse {}: first path segment in URL cannot contain colon",
-            super::go_quote(raw)
-        ));
-    }
-    Ok(String::new())
+    crate::go_url::parse(raw).map(|u| u.scheme)
 }
 
 #[cfg(test)]

@@ -14,8 +14,8 @@ use kubeadm_host::fs::RealFs;
 
 use crate::cobra::execute::Invocation;
 use crate::commands::config_load::{
-    config_error, go_json_indent, image_settings, load_or_default_init, load_or_default_init_with,
-    log_warnings, new_token,
+    config_error, config_text, go_json_indent, image_settings, load_or_default_init,
+    load_or_default_init_with, log_warnings, new_token,
 };
 use crate::error::{CommandError, Output};
 use crate::setup::{host_facts, reporter};
@@ -55,9 +55,7 @@ pub(crate) fn migrate(inv: &Invocation<'_>, out: &mut Output) -> Result<(), Comm
     let text = RealFs
         .read(Path::new(&old))
         .map_err(|e| CommandError::Failed(format!("open {old}: {}", kubeadm_api::gofmt::io_error(&e))))
-        .and_then(|b| {
-            String::from_utf8(b).map_err(|_| CommandError::Failed(format!("{old}: not UTF-8 text")))
-        })?;
+        .and_then(|b| config_text(&old, b))?;
     let host = host_facts::gather();
     let mut token = new_token;
     let mut inputs = DynamicInputs {
@@ -100,7 +98,8 @@ pub(crate) fn images_list(inv: &Invocation<'_>, out: &mut Output) -> Result<(), 
         }
         other => {
             return Err(CommandError::Validation(format!(
-                "could not construct output printer: unable to match a printer suitable for the output format {other:?}, allowed formats are: {OUTPUT_FORMATS}"
+                "could not construct output printer: unable to match a printer suitable for the output format {}, allowed formats are: {OUTPUT_FORMATS}",
+                kubeadm_api::gofmt::quote(other)
             )));
         }
     }

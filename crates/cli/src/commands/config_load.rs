@@ -10,7 +10,6 @@ use kubeadm_api::v1beta3::{BootstrapTokenString, ClusterConfiguration, InitConfi
 use kubeadm_api::version;
 use kubeadm_core::images::{ImageOverride, ImageSettings};
 use kubeadm_effects::fs::Fs;
-use kubeadm_effects::report::Reporter;
 use kubeadm_host::fs::RealFs;
 use kubeadm_host::report::TerminalReporter;
 
@@ -31,8 +30,24 @@ pub(crate) fn read_config(path: &str) -> Result<String, CommandError> {
             kubeadm_api::gofmt::io_error(&e)
         ))
     })?;
-    String::from_utf8(bytes)
-        .map_err(|_| CommandError::Failed(format!("unable to read config from {path:?} : not UTF-8 text")))
+    config_text(path, bytes)
+}
+
+/// The text of a kubeadm config read from `path`. Bytes that are not UTF-8 are refused as upstream's
+/// YAML reader refuses them, naming the document's line and column (exit 3, bad input), unless an
+/// earlier document fails first (upstream reads and checks one document at a time); when every
+/// such byte is on a document separator line the reader never sees, the text is kept (lossily).
+pub(crate) fn config_text(path: &str, bytes: Vec<u8>) -> Result<String, CommandError> {
+    match String::from_utf8(bytes) {
+        Ok(text) => Ok(text),
+        Err(e) => {
+            let bytes = e.into_bytes();
+            match kubeadm_api::load::split_documents_bytes(path, &bytes, &mut Vec::new()) {
+                Ok(_) => Ok(String::from_utf8_lossy(&bytes).into_owned()),
+                Err(e) => Err(config_error(ConfigError::Load(Box::new(e)), "")),
+            }
+        }
+    }
 }
 
 /// Maps a configuration error to the exit code upstream gives it.
@@ -41,14 +56,6 @@ pub(crate) fn config_error(e: ConfigError, prefix: &str) -> CommandError {
     // Upstream logs its warnings as it goes, so those found before the error come first.
     let (warnings, e) = e.split();
     log_warnings(&rep, &warnings);
-    // Upstream logs the documents it skipped before it finds that none was a configuration.
-    if let ConfigError::Load(l) = &e
-        && let kubeadm_api::load::LoadError::NoInitOrCluster { warnings, .. } = &**l
-    {
-        for w in warnings {
-            rep.warn("config.rs", &w.to_string());
-        }
-    }
     let mut msg = format!("{prefix}{e}");
     // Upstream's message stays as it is; where each invalid field is in the user's file follows.
     if let ConfigError::Invalid(list) = &e {
@@ -116,6 +123,7 @@ pub(crate) fn load_or_default_init_with(
     } else {
         let text = read_config(config_path).map_err(|e| match e {
             CommandError::Failed(m) => CommandError::Failed(format!("{prefix}{m}")),
+            CommandError::Validation(m) => CommandError::Validation(format!("{prefix}{m}")),
             other => other,
         })?;
         load_init_config(config_path, &text, &mut inputs)

@@ -200,7 +200,8 @@ fn output_format(inv: &Invocation<'_>) -> Result<Format, CommandError> {
             inv.flags.string("experimental-output")
         ))),
         other => Err(invalid(format!(
-            "could not construct output printer: unable to match a printer suitable for the output format {other:?}, allowed formats are: {OUTPUT_FORMATS}"
+            "could not construct output printer: unable to match a printer suitable for the output format {}, allowed formats are: {OUTPUT_FORMATS}",
+            kubeadm_api::gofmt::quote(other)
         ))),
     }
 }

@@ -41,7 +41,8 @@ pub(crate) fn run(inv: &Invocation<'_>, _: &mut Output) -> Result<(), CommandErr
         "yaml" => Format::Yaml,
         other => {
             return Err(CommandError::Validation(format!(
-                "could not construct output printer: unable to match a printer suitable for the output format {other:?}, allowed formats are: json,text,yaml"
+                "could not construct output printer: unable to match a printer suitable for the output format {}, allowed formats are: json,text,yaml",
+                kubeadm_api::gofmt::quote(other)
             )));
         }
     };

@@ -163,7 +163,21 @@ Y2J = [
     "a: [a, b]: c", "a: {b}", "a: {b: }", "a: [b, ]", "a: [, b]", "- [a, [b, [c]]]",
     "a:\n  b:\n    c:\n      d: 1", "? - a\n  - b\n: c", "a: 1\n\n\nb: 2\n", "a: x\r\nb: y\r\n",
     "a:\tb", "a: {b:\t1}", "a:\t-b", "a:\t\t\"q\"", "x: 'a:\tb'\ny:\tz", "a: b\t# c", "a:\t\n  b: 1",
-    "a: [1,\t2]", "a: \tb", "a: x\ty", "a: b \t# c", "a:\n  b:\t[1]\n  c:\t{d: e}\n",
+    "a: [1,\t2]", "a: \tb", "a: x\ty", "a: b \t# c", "a:\n  b:\t[1]\n  c:\t{d: e}\n",    # Tabs in block context, which libyaml's scanner refuses where a token may start.
+    "a: 1\n\tb: 2", "a:\n  b: 1\n\tc: 2", "a: x\n\ty", "a:\n\t- 1", "a: 1\n\t", "a: 1\n\t# c",
+    "- a\n-\tb", "a: |\n\tx", "a: 1\n \tb: 2", "a:\n  b: 1\n \tc: 2", "a: {b: 1,\n\tc: 2}",
+    "a:\n\t\n  b: 1", "a: \"x\n\ty\"", "a: 'x\n\ty'", "a:\n  - 1\n\t", "a: 1\n\n\t", "a:\n  - x\n\t- y",
+    "? a\n:\tb", "a: \"x\"\n\tb: 1", "a:\n  b: x\n   \ty", "- a: 1\n  \tb", "- a: 1\n   \tb",
+    "{\"a\": 1,\n\t\"b\": 2}", "a: |\n  x\n  \ty\n", "a: |\n  x\n\ty", "a: 1 # c\n\t", "a: &x\n\tb",
+    "x\n\ty", "a: b\n  \n\t", "- \"x\"\t", "a:\n  b: c\n\t  d: e", "a:\n- b\n\t- c",
+    # yaml.v2 reads only the first node: a refused tab after it is never seen.
+    " a: 1\nb: 2\n\t- x", " a: 1\n\tb: 2", " a: 1\nb:\n\t- x",
+    # Block scalar indicators where a flow collection's token starts.
+    "{a: |b}", "[>x]", "{\"a\": |x}", "[a, |]", "{a: b|c}", "[a|b, c>d]", "a: [x, '|']",
+    # A quoted key over two lines in a flow mapping: no simple key for libyaml.
+    "{\"a\nb\": 1}", "{'a\n b': 1}", "{\"a\nb\"}", "[\"a\nb\"]", "{a: \"b\nc\"}", "{\"a\nb\" : 1}",
+    # A document end marker before any node.
+    "...\n", "...\na: 1", "# c\n...\na: 1", "a: 1\n...\nb: 2", "--- \n...\na: 1", "... # c\na: 1",
 ]
 
 

@@ -1,0 +1,758 @@
+//! Differential fuzzing against upstream kubeadm v1.25.16: the configs of `tests/corpus/` are mutated
+//! (byte flips, control characters, Unicode oddities, lines deleted, duplicated or re-indented,
+//! scalars swapped or replaced by edge values, anchors and aliases, extra documents, truncation) and
+//! fed to the commands that read a config; flags of the config commands get random values. Upstream
+//! and ours run each case side by side and must agree on the verdict, the exit code, the error's
+//! words and the output, except where `tests/corpus/deliberate-differences.txt` says otherwise.
+//! Upstream goes through a file's documents in Go's random map order, so with several documents
+//! which one's warnings and error come first varies between its runs; such a case that differs is
+//! run through upstream again (up to 8 times) and ours must match one of its runs.
+//!
+//! Deterministic: case `i` of seed `s` is always the same input. `KUBEADM_DIFFUZZ_CASES` (default
+//! 2000) and `KUBEADM_DIFFUZZ_SEED` (default 18) change the run; a failing case is written to
+//! `target/tmp/diffuzz-failures/` and printed with both outputs, and the run fails.
+// clippy.toml keeps the binary's handlers off the host; tests run binaries on real files.
+#![allow(clippy::disallowed_methods)]
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use kubeadm_testkit::oracle::{
+    Allowance, Run, differences, expected_code, mask_tokens, run, stderr_lines, upstream_kubeadm,
+};
+
+fn ours() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_kubeadm"))
+}
+
+fn corpus() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/corpus")
+}
+
+/// splitmix64: small, deterministic, and ours.
+struct Rng(u64);
+
+impl Rng {
+    fn new(seed: u64, case: u64) -> Rng {
+        let mut r = Rng(seed ^ case.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        r.next();
+        r
+    }
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.below(items.len())]
+    }
+    fn chance(&mut self, percent: usize) -> bool {
+        self.below(100) < percent
+    }
+}
+
+/// Characters yaml.v2's reader or scanner treats specially, as UTF-8 (some deliberately malformed).
+const ODD_BYTES: &[&[u8]] = &[
+    b"\x00",
+    b"\x01",
+    b"\x08",
+    b"\x0b",
+    b"\x0c",
+    b"\x0d",
+    b"\x1b",
+    b"\x1f",
+    b"\x7f",
+    b"\t",
+    b"\xc2\x80",
+    b"\xc2\x85",
+    b"\xc2\x9f",
+    b"\xc2\xa0",
+    b"\xe2\x80\xa8",
+    b"\xe2\x80\xa9",
+    b"\xef\xbb\xbf",
+    b"\xef\xbf\xbe",
+    b"\xef\xbf\xbf",
+    b"\xef\xbf\xbd",
+    b"\xed\xa0\x80",
+    b"\xc0\xaf",
+    b"\x80",
+    b"\xff",
+    b"\xc3",
+    b"\xf4\x90\x80\x80",
+    b"\xf0\x9f\x98\x80",
+    b"\xe2\x80\x8b",
+];
+
+/// Scalars that test the edges of kubeadm's parsing: numbers, YAML 1.1 words, versions, URLs.
+const EDGE_SCALARS: &[&str] = &[
+    "99999999999999999999",
+    "-1",
+    "0",
+    "1e400",
+    "0x1F",
+    "0o17",
+    "017",
+    ".inf",
+    "-.nan",
+    "1_000",
+    "yes",
+    "no",
+    "on",
+    "off",
+    "~",
+    "null",
+    "\"\"",
+    "''",
+    "[]",
+    "{}",
+    "true",
+    "\"\\x01\"",
+    "v1.25.16-",
+    "v1.25.16+",
+    "v1.25.16-+",
+    "v1.25.016",
+    "v1.25.16-01",
+    "v1.25.16-rc.1+b",
+    "1.25.16 ",
+    "v1.25",
+    "v1.25.16.1",
+    "stable-1.25",
+    "ci/latest",
+    "release/v1.25.2",
+    "v1.23.0",
+    "unix://%00",
+    "unix:///a%zz",
+    "unix://a b/x",
+    "unix:///run/x#%zz",
+    "https://[::1",
+    "https://h:x",
+    "https://u%zz@h:1",
+    "https://[fe80::1%25en0]:2379",
+    ":x",
+    "10.0.0.1:2379",
+    "tcp://1.2.3.4:5",
+    "/var/run/crio/crio.sock",
+    "unix:x.sock",
+    "10.0.0.0/8",
+    "fd00::/108",
+    "::1",
+    "1.2.3.4:99999",
+    "&a x",
+    "*a",
+    "!!str 5",
+    "!!int x",
+    "!!binary aGk=",
+    "\"\\u00e9\"",
+    "'it''s'",
+    "|\n  x",
+    "abcdef.0123456789abcdef",
+    "ABCDEF.0123456789abcdef",
+    "24h",
+    "1.5h",
+    "-5m",
+    "10ns",
+    "x",
+];
+
+/// A mutation of a config file, by name (for the failure report) and effect.
+fn mutate(rng: &mut Rng, mut text: Vec<u8>, seeds: &[(String, Vec<u8>)]) -> (Vec<u8>, Vec<String>) {
+    let mut applied = Vec::new();
+    for _ in 0..1 + rng.below(3) {
+        let mut lines: Vec<Vec<u8>> = text.split(|&b| b == b'\n').map(<[u8]>::to_vec).collect();
+        let n = lines.len();
+        let kind = rng.below(13);
+        let name = match kind {
+            0 if !text.is_empty() => {
+                let i = rng.below(text.len());
+                text[i] = rng.next() as u8;
+                "byte flip"
+            }
+            1 => {
+                let i = rng.below(text.len() + 1);
+                let odd = rng.pick(ODD_BYTES);
+                text.splice(i..i, odd.iter().copied());
+                "odd character"
+            }
+            2 if n > 1 => {
+                lines.remove(rng.below(n));
+                text = lines.join(&b'\n');
+                "line deleted"
+            }
+            3 => {
+                let i = rng.below(n);
+                let l = lines[i].clone();
+                lines.insert(i, l);
+                text = lines.join(&b'\n');
+                "line duplicated"
+            }
+            4 => {
+                let i = rng.below(n);
+                let l = &mut lines[i];
+                match rng.below(3) {
+                    0 => {
+                        const INDENTS: [&[u8]; 3] = [b"  ", b" ", b"\t"];
+                        l.splice(0..0, rng.pick(&INDENTS).iter().copied());
+                    }
+                    1 => {
+                        let spaces = l.iter().take_while(|&&b| b == b' ').count().min(2);
+                        l.drain(..spaces);
+                    }
+                    _ => l.retain(|&b| b != b' '),
+                }
+                text = lines.join(&b'\n');
+                "line re-indented"
+            }
+            5 | 6 => {
+                // A scalar value replaced by an edge value.
+                let with_value: Vec<usize> = (0..n).filter(|&i| value_at(&lines[i]).is_some()).collect();
+                if with_value.is_empty() {
+                    continue;
+                }
+                let i = *rng.pick(&with_value);
+                let at = value_at(&lines[i]).unwrap_or(0);
+                let edge = rng.pick(EDGE_SCALARS).as_bytes().to_vec();
+                lines[i].truncate(at);
+                lines[i].extend(edge);
+                text = lines.join(&b'\n');
+                "edge scalar"
+            }
+            7 => {
+                // Two scalar values swapped.
+                let with_value: Vec<usize> = (0..n).filter(|&i| value_at(&lines[i]).is_some()).collect();
+                if with_value.len() < 2 {
+                    continue;
+                }
+                let (a, b) = (*rng.pick(&with_value), *rng.pick(&with_value));
+                let (va, vb) = (value_at(&lines[a]).unwrap_or(0), value_at(&lines[b]).unwrap_or(0));
+                let (sa, sb) = (lines[a][va..].to_vec(), lines[b][vb..].to_vec());
+                lines[a].truncate(va);
+                lines[a].extend(sb);
+                lines[b].truncate(vb);
+                lines[b].extend(sa);
+                text = lines.join(&b'\n');
+                "scalars swapped"
+            }
+            8 => {
+                // An anchor on one value and an alias (or merge) elsewhere.
+                let with_value: Vec<usize> = (0..n).filter(|&i| value_at(&lines[i]).is_some()).collect();
+                if with_value.len() < 2 {
+                    continue;
+                }
+                let (a, b) = (*rng.pick(&with_value), *rng.pick(&with_value));
+                let va = value_at(&lines[a]).unwrap_or(0);
+                lines[a].splice(va..va, b"&x ".iter().copied());
+                let vb = value_at(&lines[b]).unwrap_or(0);
+                lines[b].truncate(vb);
+                lines[b].extend_from_slice(if rng.chance(80) { b"*x" } else { b"*nope" });
+                text = lines.join(&b'\n');
+                "anchor and alias"
+            }
+            9 => {
+                let i = rng.below(n + 1);
+                const SEPARATORS: [&[u8]; 5] = [b"---", b"--- # c", b"---x", b"...", b"--- a: 1"];
+                let sep = *rng.pick(&SEPARATORS);
+                lines.insert(i, sep.to_vec());
+                text = lines.join(&b'\n');
+                "separator inserted"
+            }
+            10 => {
+                let other = &rng.pick(seeds).1;
+                text.extend_from_slice(b"\n---\n");
+                text.extend_from_slice(other);
+                "document appended"
+            }
+            11 if !text.is_empty() => {
+                text.truncate(rng.below(text.len()));
+                "truncated"
+            }
+            12 => {
+                let i = rng.below(n);
+                const KEYS: [&[u8]; 4] = [b"foo: 1", b"<<: {a: 1}", b"? [a]\n: b", b"\"k\\x01\": v"];
+                let key = rng.pick(&KEYS);
+                let indent: Vec<u8> = lines[i].iter().take_while(|&&b| b == b' ').copied().collect();
+                let mut l = indent;
+                l.extend_from_slice(key);
+                lines.insert(i, l);
+                text = lines.join(&b'\n');
+                "key inserted"
+            }
+            _ => continue,
+        };
+        applied.push(name.to_string());
+    }
+    (text, applied)
+}
+
+/// Where the value of a `key: value` (or `- value`) line starts, when it has one on the line.
+fn value_at(line: &[u8]) -> Option<usize> {
+    if line.trim_ascii_start().starts_with(b"#") {
+        return None;
+    }
+    let colon = line.windows(2).position(|w| w == b": ").map(|i| i + 2);
+    let dash = line
+        .iter()
+        .position(|&b| b != b' ')
+        .filter(|&i| line[i..].starts_with(b"- "))
+        .map(|i| i + 2);
+    colon.or(dash).filter(|&i| i < line.len())
+}
+
+/// Random flag values: edge values, mutated edge values, random bytes (never NUL: argv cannot hold it).
+fn flag_value(rng: &mut Rng) -> String {
+    let mut v: Vec<u8> = match rng.below(4) {
+        0 => rng.pick(EDGE_SCALARS).as_bytes().to_vec(),
+        1 => rng
+            .pick(&[
+                "v1.25.3",
+                "1.25.16",
+                "stable-1",
+                "my.reg:5000/k8s",
+                "PublicKeysECDSA=true",
+                "json",
+                "yaml",
+                "text",
+                "kubeproxy.config.k8s.io/v1alpha1",
+            ])
+            .as_bytes()
+            .to_vec(),
+        2 => (0..rng.below(12)).map(|_| 0x20 + rng.below(95) as u8).collect(),
+        _ => (0..rng.below(8)).map(|_| 1 + rng.below(255) as u8).collect(),
+    };
+    if rng.chance(30) && !v.is_empty() {
+        let i = rng.below(v.len());
+        v[i] = 1 + rng.below(255) as u8;
+    }
+    String::from_utf8_lossy(&v).replace('\0', "")
+}
+
+/// One case: the arguments (with `{F}` for the config file) and the file's bytes, if any.
+struct Case {
+    args: Vec<String>,
+    file: Option<Vec<u8>>,
+    what: String,
+}
+
+fn make_case(seed: u64, index: u64, seeds: &[(String, Vec<u8>)]) -> Case {
+    let mut rng = Rng::new(seed, index);
+    let s = |v: &[&str]| v.iter().map(|a| a.to_string()).collect::<Vec<_>>();
+    if rng.chance(15) {
+        // Flags of the config commands.
+        let mut args = match rng.below(4) {
+            0 | 1 => {
+                let mut a = s(&["config", "images", "list"]);
+                for _ in 0..1 + rng.below(2) {
+                    let flag = *rng.pick(&[
+                        "--kubernetes-version",
+                        "--image-repository",
+                        "--feature-gates",
+                        "-o",
+                        "--allow-missing-template-keys",
+                    ]);
+                    a.push(format!("{flag}={}", flag_value(&mut rng)));
+                }
+                a
+            }
+            2 => {
+                let which = *rng.pick(&["init-defaults", "join-defaults"]);
+                s(&["config", "print", which, "--component-configs"])
+                    .into_iter()
+                    .chain([flag_value(&mut rng)])
+                    .collect()
+            }
+            _ => s(&["config", "migrate", "--old-config"])
+                .into_iter()
+                .chain([flag_value(&mut rng)])
+                .collect(),
+        };
+        if args.iter().any(|a| a == "--old-config") && args.last().is_some_and(|a| a.is_empty()) {
+            args.pop();
+        }
+        let what = format!("flags {args:?}");
+        return Case {
+            args,
+            file: None,
+            what,
+        };
+    }
+    let (name, text) = rng.pick(seeds);
+    let (bytes, applied) = mutate(&mut rng, text.clone(), seeds);
+    let args = match rng.below(5) {
+        0 | 1 => s(&["config", "images", "list", "--config", "{F}"]),
+        2 => s(&["config", "images", "list", "-o", "yaml", "--config", "{F}"]),
+        _ => s(&["config", "migrate", "--old-config", "{F}"]),
+    };
+    let what = format!("{name} + {}", applied.join(", "));
+    Case {
+        args,
+        file: Some(bytes),
+        what,
+    }
+}
+
+/// How many more times upstream runs a case with several documents that differs.
+const UPSTREAM_RERUNS: usize = 8;
+
+/// Why ours and upstream's runs of one case differ, if they do in a way the list does not allow.
+fn compare(up: &Run, us: &Run, file: &str, rules: &[kubeadm_testkit::oracle::Difference]) -> Option<String> {
+    let rule = |kind: Allowance, text: &str| {
+        rules
+            .iter()
+            .find(|r| r.allowance == kind && text.contains(r.text.as_str()))
+    };
+    if up.code != 0 && us.code == 0 && rule(Allowance::Accept, &up.stderr).is_some() {
+        return None;
+    }
+    if up.code == 0 && us.code != 0 && rule(Allowance::Refuse, &us.stderr).is_some() {
+        return None;
+    }
+    if us.code != expected_code(up) {
+        // Upstream's message (its last line before the stack-trace hint) names the class, so
+        // different refusals with the same codes are not merged.
+        let said = stderr_lines(&up.stderr)
+            .into_iter()
+            .rfind(|l| !l.trim().is_empty())
+            .unwrap_or_default();
+        return Some(format!(
+            "exit {} (want {}; upstream {}): upstream said {said:?}",
+            us.code,
+            expected_code(up),
+            up.code
+        ));
+    }
+    if up.code == 0 && mask_tokens(&up.stdout) != mask_tokens(&us.stdout) {
+        return Some("stdout differs".into());
+    }
+    let ours = without_locations(&stderr_lines(&us.stderr).join("\n"), file);
+    for line in stderr_lines(&up.stderr) {
+        if line.contains("schema.GroupVersionKind{") {
+            // A strict-decoding warning: ours names the same unknown field (or duplicate key).
+            let key = line
+                .find("unknown field ")
+                .map(|i| line[i..].split_inclusive('"').take(2).collect::<String>())
+                .or_else(|| {
+                    line.find("key \"")
+                        .map(|i| line[i..].split_inclusive('"').take(2).collect::<String>())
+                });
+            match key {
+                Some(k) if !ours.contains(&k) => return Some(format!("missing {k:?}")),
+                _ => continue,
+            }
+        }
+        if let Some(r) = rules
+            .iter()
+            .filter(|r| matches!(r.allowance, Allowance::Key | Allowance::Message))
+            .find(|r| line.contains(r.text.as_str()))
+        {
+            if r.allowance == Allowance::Key {
+                let i = line.find(r.text.as_str()).unwrap_or(0) + r.text.len();
+                let tail = line[i..].trim_start_matches(':').trim();
+                let phrase = if tail.is_empty() {
+                    r.text.rsplit(": ").next().unwrap_or("")
+                } else {
+                    tail
+                };
+                // yaml.v2 joins the errors of one document on a line (`key "a" already set in
+                // map, unknown field "b"`); ours gives each its own line.
+                for part in joined_errors(phrase) {
+                    if !ours.contains(part) {
+                        return Some(format!("missing the key phrase {part:?}"));
+                    }
+                }
+            }
+            continue;
+        }
+        if !ours.contains(&line) {
+            // Where we deliberately refuse more (a `refuse` rule), our list of errors holds
+            // upstream's, then ours: `[a, b]` against `[a, b, c]`.
+            let more = rules
+                .iter()
+                .any(|r| r.allowance == Allowance::Refuse && ours.contains(r.text.as_str()));
+            let listed = line
+                .strip_suffix(']')
+                .filter(|l| l.starts_with('['))
+                .is_some_and(|l| ours.contains(&format!("{l}, ")));
+            if more && listed {
+                continue;
+            }
+            return Some(format!("missing upstream's line {line:?}"));
+        }
+    }
+    None
+}
+
+/// The errors yaml.v2 and the strict decoder join with ", " on one line, apart.
+fn joined_errors(phrase: &str) -> Vec<&str> {
+    let mut parts = Vec::new();
+    let mut rest = phrase;
+    loop {
+        let next = ["unknown field ", "key ", "line "]
+            .iter()
+            .filter_map(|w| rest.find(&format!(", {w}")))
+            .min();
+        match next {
+            Some(i) => {
+                parts.push(&rest[..i]);
+                rest = &rest[i + 2..];
+            }
+            None => {
+                parts.push(rest);
+                return parts;
+            }
+        }
+    }
+}
+
+/// `text` without the places ours adds to messages (deliberately): `FILE:L:C: `, `FILE: line L,
+/// column C: ` and `FILE: `.
+fn without_locations(text: &str, file: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(i) = rest.find(file) {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + file.len()..];
+        let skip = |s: &str| s.trim_start_matches(|c: char| c.is_ascii_digit()).to_string();
+        let line_col = after
+            .strip_prefix(':')
+            .map(skip)
+            .and_then(|s| s.strip_prefix(':').map(skip))
+            .and_then(|s| s.strip_prefix(": ").map(str::to_string));
+        let words = after
+            .strip_prefix(": line ")
+            .map(skip)
+            .and_then(|s| s.strip_prefix(", column ").map(skip))
+            .and_then(|s| s.strip_prefix(": ").map(str::to_string));
+        let tail = line_col
+            .or(words)
+            .or_else(|| after.strip_prefix(": ").map(str::to_string));
+        match tail {
+            Some(t) => rest = &rest[rest.len() - t.len()..],
+            None => {
+                out.push_str(file);
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The class of a failure, for grouping the report: the reason without quoted values and numbers.
+fn class(why: &str) -> String {
+    let mut out = String::new();
+    let mut quoted = false;
+    let mut escaped = false;
+    for c in why.chars() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' => escaped = true,
+            '"' => {
+                quoted = !quoted;
+                out.push('"');
+            }
+            _ if quoted || c.is_ascii_digit() => {}
+            c => out.push(c),
+        }
+    }
+    out.chars().take(120).collect()
+}
+
+fn env_number(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+#[test]
+fn mutated_configs_and_flags_behave_like_upstream() {
+    let cases = env_number("KUBEADM_DIFFUZZ_CASES", 2000);
+    let seed = env_number("KUBEADM_DIFFUZZ_SEED", 18);
+    let rules = differences();
+    let mut seeds = Vec::new();
+    for dir in ["valid", "invalid", "v1beta2", "warnings", "stricter"] {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(corpus().join(dir))
+            .expect("corpus dir")
+            .map(|e| e.expect("entry").path())
+            .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+            .collect();
+        files.sort();
+        for f in files {
+            let name = format!("{dir}/{}", f.file_name().expect("name").to_string_lossy());
+            seeds.push((name, std::fs::read(&f).expect("seed")));
+        }
+    }
+    assert!(seeds.len() > 50, "only {} seeds", seeds.len());
+    let failures_dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("diffuzz-failures");
+    let _ = std::fs::remove_dir_all(&failures_dir);
+    let next = AtomicUsize::new(0);
+    let failures: Mutex<BTreeMap<String, (u64, String)>> = Mutex::new(BTreeMap::new());
+    let counts = Mutex::new((0u64, 0u64, 0u64)); // (both accept, both refuse, failures)
+    let started = std::time::Instant::now();
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get()).max(2);
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| {
+                let dir = tempfile::tempdir().expect("tmp");
+                let file = dir.path().join("config.yaml");
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed) as u64;
+                    if i >= cases {
+                        break;
+                    }
+                    let case = make_case(seed, i, &seeds);
+                    if let Some(bytes) = &case.file {
+                        std::fs::write(&file, bytes).expect("write case");
+                    }
+                    let args: Vec<String> = case
+                        .args
+                        .iter()
+                        .map(|a| a.replace("{F}", &file.to_string_lossy()))
+                        .collect();
+                    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+                    let (up, us) = std::thread::scope(|s| {
+                        let up = s.spawn(|| run(&upstream_kubeadm(), &args, dir.path(), &[]));
+                        let us = run_limited(&ours(), &args, dir.path());
+                        (up.join().expect("upstream run"), us)
+                    });
+                    let mut verdict = compare(&up, &us, &file.to_string_lossy(), &rules);
+                    // Upstream goes through a file's documents in Go's random map order, so which
+                    // document's warnings and error come first varies from run to run: ours must
+                    // match one of its runs.
+                    let several = case.file.as_ref().is_some_and(|b| b.windows(4).any(|w| w == b"\n---"));
+                    for _ in 0..if several { UPSTREAM_RERUNS } else { 0 } {
+                        if verdict.is_none() {
+                            break;
+                        }
+                        let again = run(&upstream_kubeadm(), &args, dir.path(), &[]);
+                        if compare(&again, &us, &file.to_string_lossy(), &rules).is_none() {
+                            verdict = None;
+                        }
+                    }
+                    let mut c = counts.lock().expect("counts");
+                    match (&verdict, up.code) {
+                        (None, 0) => c.0 += 1,
+                        (None, _) => c.1 += 1,
+                        (Some(_), _) => c.2 += 1,
+                    }
+                    drop(c);
+                    let Some(why) = verdict else { continue };
+                    let mut f = failures.lock().expect("failures");
+                    let key = class(&why);
+                    if f.contains_key(&key) {
+                        continue;
+                    }
+                    std::fs::create_dir_all(&failures_dir).expect("failures dir");
+                    let saved = failures_dir.join(format!("case-{seed}-{i}.yaml"));
+                    if let Some(bytes) = &case.file {
+                        std::fs::write(&saved, bytes).expect("save case");
+                    }
+                    let report = format!(
+                        "case {i} (seed {seed}): {why}\n  input: {}\n  args: {:?}\n  file: {}\n  upstream (exit {}):\n{}{}\n  ours (exit {}):\n{}{}",
+                        case.what,
+                        case.args,
+                        if case.file.is_some() { saved.display().to_string() } else { "-".into() },
+                        up.code,
+                        indent(&up.stdout),
+                        indent(&up.stderr),
+                        us.code,
+                        indent(&us.stdout),
+                        indent(&us.stderr),
+                    );
+                    f.insert(key, (i, report));
+                }
+            });
+        }
+    });
+    let (accepted, refused, failed) = *counts.lock().expect("counts");
+    let failures = failures.into_inner().expect("failures");
+    eprintln!(
+        "diffuzz: {cases} cases (seed {seed}) in {:.0?}: {accepted} accepted by both, {refused} refused by both, {failed} differences in {} classes",
+        started.elapsed(),
+        failures.len()
+    );
+    // Both verdicts must have been exercised, or the run proves little.
+    assert!(
+        cases < 100 || (accepted > cases / 20 && refused > cases / 20),
+        "a lopsided run"
+    );
+    assert!(
+        failures.is_empty(),
+        "{failed} cases differ from upstream, in {} classes:\n\n{}",
+        failures.len(),
+        failures
+            .values()
+            .map(|(_, r)| r.as_str())
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}
+
+/// How long one of our runs may take before the case fails (a hang, not a verdict).
+const TIME_LIMIT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// `run`, but a run still going after [`TIME_LIMIT`] is killed and reported as exit -2.
+fn run_limited(bin: &Path, args: &[&str], cwd: &Path) -> Run {
+    use std::io::Read;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(bin)
+        .args(args)
+        .current_dir(cwd)
+        .env_clear()
+        .env("PATH", "/usr/sbin:/usr/bin:/sbin:/bin")
+        .env("HOME", cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", bin.display()));
+    let (mut out, mut err) = (
+        child.stdout.take().expect("stdout"),
+        child.stderr.take().expect("stderr"),
+    );
+    let out = std::thread::spawn(move || {
+        let mut s = Vec::new();
+        let _ = out.read_to_end(&mut s);
+        s
+    });
+    let err = std::thread::spawn(move || {
+        let mut s = Vec::new();
+        let _ = err.read_to_end(&mut s);
+        s
+    });
+    let started = std::time::Instant::now();
+    let code = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status.code().unwrap_or(-1);
+        }
+        if started.elapsed() > TIME_LIMIT {
+            let _ = child.kill();
+            let _ = child.wait();
+            break -2;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    };
+    let text = |h: std::thread::JoinHandle<Vec<u8>>| {
+        String::from_utf8_lossy(&h.join().unwrap_or_default()).into_owned()
+    };
+    let mut stderr = text(err);
+    if code == -2 {
+        stderr.push_str(&format!("(killed after {TIME_LIMIT:?})\n"));
+    }
+    Run {
+        stdout: text(out),
+        stderr,
+        code,
+    }
+}
+
+fn indent(s: &str) -> String {
+    let s: String = s.chars().take(3000).collect();
+    s.lines().map(|l| format!("    | {l}\n")).collect()
+}
