@@ -7,11 +7,13 @@ use kubeadm_testkit::fakes::{FakeCluster, FakeHost};
 
 use super::*;
 
-/// A runtime that answers `Status` with containerd's verbose `config` and lists `containers`.
+/// A runtime that answers `Status` with containerd's verbose `config`, lists `containers` and has
+/// `images`.
 #[derive(Debug, Default)]
 struct Containerd {
     config: Option<String>,
     containers: Vec<Container>,
+    images: Vec<String>,
 }
 
 impl Runtime for Containerd {
@@ -36,8 +38,8 @@ impl Runtime for Containerd {
     fn list_images(&self) -> Result<Vec<Image>, CriError> {
         Ok(Vec::new())
     }
-    fn image_status(&self, _image: &str) -> Result<Option<Image>, CriError> {
-        Ok(None)
+    fn image_status(&self, image: &str) -> Result<Option<Image>, CriError> {
+        Ok(self.images.iter().any(|i| i == image).then(Image::default))
     }
     fn pull_image_once(&self, image: &str) -> Result<String, CriError> {
         Ok(image.to_string())
@@ -284,9 +286,9 @@ fn a_missing_sandbox_image_is_the_cause() {
             )),
         "{found:#?}"
     );
-    let with_image = WithImages {
-        inner: runtime,
+    let with_image = Containerd {
         images: vec!["registry.k8s.io/pause:3.6".to_string()],
+        ..runtime
     };
     let found = kubelet_findings_with(&FakeHost::default(), &with_image, CGROUPFS);
     assert!(!found.iter().any(|f| f.text.contains("sandbox")), "{found:#?}");
@@ -305,9 +307,9 @@ fn a_missing_control_plane_image_is_the_cause() {
             "spec:\n  containers:\n  - image: registry.k8s.io/etcd:3.5.9-0\n",
         ),
     ]);
-    let runtime = WithImages {
-        inner: Containerd::default(),
+    let runtime = Containerd {
         images: vec!["registry.k8s.io/etcd:3.5.9-0".to_string()],
+        ..Containerd::default()
     };
     let found = missing_images(
         &runtime,
@@ -405,46 +407,6 @@ fn the_tls_bootstrap_csr_is_named() {
             .contains("is approved but no certificate was issued"),
         "{found:#?}"
     );
-}
-
-/// A runtime that also has `images`.
-#[derive(Debug)]
-struct WithImages {
-    inner: Containerd,
-    images: Vec<String>,
-}
-
-impl Runtime for WithImages {
-    fn endpoint(&self) -> &str {
-        self.inner.endpoint()
-    }
-    fn version(&self) -> Result<RuntimeVersion, CriError> {
-        self.inner.version()
-    }
-    fn status(&self) -> Result<RuntimeStatus, CriError> {
-        self.inner.status()
-    }
-    fn list_images(&self) -> Result<Vec<Image>, CriError> {
-        Ok(Vec::new())
-    }
-    fn image_status(&self, image: &str) -> Result<Option<Image>, CriError> {
-        Ok(self.images.iter().any(|i| i == image).then(Image::default))
-    }
-    fn pull_image_once(&self, image: &str) -> Result<String, CriError> {
-        Ok(image.to_string())
-    }
-    fn list_pod_sandboxes(&self) -> Result<Vec<PodSandbox>, CriError> {
-        Ok(Vec::new())
-    }
-    fn stop_pod_sandbox(&self, _id: &str) -> Result<(), CriError> {
-        Ok(())
-    }
-    fn remove_pod_sandbox(&self, _id: &str) -> Result<(), CriError> {
-        Ok(())
-    }
-    fn list_containers(&self) -> Result<Vec<Container>, CriError> {
-        self.inner.list_containers()
-    }
 }
 
 fn kubelet_findings_with(host: &FakeHost, runtime: &dyn Runtime, config: &str) -> Vec<Finding> {

@@ -19,7 +19,7 @@ pub mod pki;
 mod preflight;
 mod upload_certs;
 pub(crate) mod upload_config;
-mod wait_control_plane;
+pub(crate) mod wait_control_plane;
 
 pub use bootstrap_token::{CreateTokensError, create_new_tokens};
 pub use certs::{ExternalCaCheck, detect_external_ca, external_ca_check};

@@ -136,6 +136,12 @@ const CONTROL_PLANE: [&str; 4] = [
 /// Beyond upstream: what this host shows about the kubelet and the static pods (see
 /// [`crate::diagnose`]), so the user knows where to look first.
 fn diagnosis(data: &InitData) -> String {
+    static_pods_diagnosis(data, &CONTROL_PLANE)
+}
+
+/// The kubelet, and the images and newest containers of `components`' static pods, on the host
+/// `data` sets up (also a joining control plane's etcd wait).
+pub(crate) fn static_pods_diagnosis(data: &InitData, components: &[&str]) -> String {
     let mut findings = crate::diagnose::kubelet(&crate::diagnose::KubeletHost {
         probe: &*data.host_probe,
         runtime: &*data.runtime,
@@ -146,9 +152,9 @@ fn diagnosis(data: &InitData) -> String {
         &*data.runtime,
         &*data.fs,
         &data.manifest_dir,
-        &CONTROL_PLANE,
+        components,
     ));
-    let containers = crate::diagnose::containers(&*data.runtime, &*data.fs, &CONTROL_PLANE);
+    let containers = crate::diagnose::containers(&*data.runtime, &*data.fs, components);
     crate::diagnose::render(&findings, &containers)
 }
 

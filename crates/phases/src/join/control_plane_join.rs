@@ -128,7 +128,12 @@ pub(crate) fn run_etcd(data: &mut JoinData) -> Result<(), PhaseError> {
     let pause = |d: Duration| client.pause(d);
     wait_for_cluster_available(&*etcd, &endpoints, retries, ETCD_POLL_INTERVAL, &pause).map_err(
         |source| {
-            cp.reporter.out(&etcd_diagnosis(cp));
+            // Beyond upstream: the kubelet, the etcd image and container, its last log lines.
+            cp.reporter
+                .out(&crate::init::wait_control_plane::static_pods_diagnosis(
+                    cp,
+                    &["etcd"],
+                ));
             JoinEtcdError::Wait {
                 manifest: cp.manifest_dir.join("etcd.yaml").display().to_string(),
                 source,
@@ -136,25 +141,6 @@ pub(crate) fn run_etcd(data: &mut JoinData) -> Result<(), PhaseError> {
         },
     )?;
     Ok(())
-}
-
-/// Beyond upstream, when the new member does not come up: the kubelet, the etcd image and the etcd
-/// container with its last log lines (see [`crate::diagnose`]).
-fn etcd_diagnosis(cp: &InitData) -> String {
-    let mut findings = crate::diagnose::kubelet(&crate::diagnose::KubeletHost {
-        probe: &*cp.host_probe,
-        runtime: &*cp.runtime,
-        fs: &*cp.fs,
-        kubelet_dir: &cp.kubelet_dir,
-    });
-    findings.extend(crate::diagnose::missing_images(
-        &*cp.runtime,
-        &*cp.fs,
-        &cp.manifest_dir,
-        &["etcd"],
-    ));
-    let containers = crate::diagnose::containers(&*cp.runtime, &*cp.fs, &["etcd"]);
-    crate::diagnose::render(&findings, &containers)
 }
 
 /// Upstream's `NewFromCluster` through the API client of `admin.conf`, with the health-check
