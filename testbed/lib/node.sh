@@ -338,17 +338,19 @@ tb_teardown() {
   rm -rf "$TB_RUN"
 }
 
-# tb_control_plane_config: the kubeadm config the scenarios use for a control plane on node1
+# tb_control_plane_config [N]: the kubeadm config the scenarios use for a control plane on node N
+# (default 1; its name and address)
 # (InitConfiguration, ClusterConfiguration, KubeletConfiguration), on stdout.
 tb_control_plane_config() {
+  local n=${1:-1}
   cat <<CFG
 apiVersion: kubeadm.k8s.io/v1beta3
 kind: InitConfiguration
 localAPIEndpoint:
-  advertiseAddress: $(tb_node_ip 1)
+  advertiseAddress: $(tb_node_ip "$n")
   bindPort: 6443
 nodeRegistration:
-  name: node1
+  name: $(tb_node_name "$n")
   criSocket: unix:///var/run/containerd/containerd.sock
 ---
 apiVersion: kubeadm.k8s.io/v1beta3

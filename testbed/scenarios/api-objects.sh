@@ -102,9 +102,7 @@ init_args() {
 }
 if [ -z "$flags" ]; then
   for n in 1 2; do
-    { tb_control_plane_config | sed -e "s/^  name: node1\$/  name: $(tb_node_name "$n")/" \
-        -e "s/^  advertiseAddress: $(tb_node_ip 1)\$/  advertiseAddress: $(tb_node_ip "$n")/" \
-        -e "s/^kind: InitConfiguration\$/&\nbootstrapTokens:\n- token: $token/"
+    { tb_control_plane_config "$n" | sed -e "s/^kind: InitConfiguration\$/&\nbootstrapTokens:\n- token: $token/"
       tb_kube_proxy_config
     } | tb_node_exec "$n" sh -c "mkdir -p /etc/testbed && cat > $cfg"
   done

@@ -19,9 +19,7 @@ cfg=/etc/testbed/kubeadm-init.yaml
 
 for n in 1 2; do
   tb_node_create "$n"
-  { tb_control_plane_config | sed -e "s/^  name: node1\$/  name: $(tb_node_name "$n")/" \
-      -e "s/^  advertiseAddress: $(tb_node_ip 1)\$/  advertiseAddress: $(tb_node_ip "$n")/" \
-      -e 's/^cgroupDriver: cgroupfs$/cgroupDriver: systemd/'
+  { tb_control_plane_config "$n" | sed -e 's/^cgroupDriver: cgroupfs$/cgroupDriver: systemd/'
     tb_kube_proxy_config
   } | tb_node_exec "$n" sh -c "mkdir -p /etc/testbed && cat > $cfg"
 done
@@ -30,9 +28,7 @@ bad_flag=
 if [ "$kubeadm" != "$upstream" ]; then
   bad_flag=1
   tb_node_create 3
-  { tb_control_plane_config | sed -e "s/^  name: node1\$/  name: node3/" \
-      -e "s/^  advertiseAddress: $(tb_node_ip 1)\$/  advertiseAddress: $(tb_node_ip 3)/" \
-      -e 's/^kind: ClusterConfiguration$/&\napiServer:\n  timeoutForControlPlane: 1m30s\n  extraArgs:\n    no-such-flag: "true"/'
+  { tb_control_plane_config 3 | sed -e 's/^kind: ClusterConfiguration$/&\napiServer:\n  timeoutForControlPlane: 1m30s\n  extraArgs:\n    no-such-flag: "true"/'
     tb_kube_proxy_config
   } | tb_node_exec 3 sh -c "mkdir -p /etc/testbed && cat > $cfg"
 fi
