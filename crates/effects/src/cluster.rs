@@ -246,6 +246,11 @@ pub const API_CALL_RETRY_INTERVAL: Duration = Duration::from_millis(500);
 pub const API_CALL_WITH_WRITE_TIMEOUT: Duration = Duration::from_secs(40);
 /// Upstream's `constants.PatchNodeTimeout`.
 pub const PATCH_NODE_TIMEOUT: Duration = Duration::from_secs(120);
+/// How often a Node not yet registered (or a patch that conflicted) is tried again. Upstream waits
+/// `APICallRetryInterval` (500 ms) before its first attempt and between attempts (`wait.Poll`); the
+/// first attempt is made at once here and the next ones every 100 ms: nothing is printed per attempt,
+/// and a Node the kubelet registers late is seen sooner.
+pub const PATCH_NODE_RETRY_INTERVAL: Duration = Duration::from_millis(100);
 
 /// A shared client is a client too, so that a test can keep a handle on the fake it gives away.
 impl<C: Cluster + ?Sized> Cluster for std::sync::Arc<C> {

@@ -36,6 +36,8 @@ pub(crate) fn run(inv: &Invocation<'_>, filter: &[String]) -> Result<(), Command
             "can't use upload-certs with an external CA or an external front-proxy CA".into(),
         ));
     }
+    // Beyond upstream: the keys are generated while the preflight checks run.
+    kubeadm_phases::init::certs::prefetch_keys(&mut data);
     // Printed once the run's data is ready, as upstream's `init` does.
     if filter.is_empty() {
         data.say(&format!(
@@ -151,7 +153,7 @@ pub(crate) fn init_data(
         manifest_facts,
         fs,
         reporter: Box::new(rep),
-        keygen: setup::keygen(),
+        keygen: std::sync::Arc::from(setup::keygen()),
         keys: kubeadm_phases::KeyPool::default(),
         now: unix_now(),
         random: rand::random::<u64>,

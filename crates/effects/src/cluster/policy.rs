@@ -6,8 +6,8 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use super::{
-    API_CALL_RETRY_INTERVAL, API_CALL_WITH_WRITE_TIMEOUT, Cluster, ClusterError, PATCH_NODE_TIMEOUT,
-    PatchType, Resource, object_key,
+    API_CALL_RETRY_INTERVAL, API_CALL_WITH_WRITE_TIMEOUT, Cluster, ClusterError, PATCH_NODE_RETRY_INTERVAL,
+    PATCH_NODE_TIMEOUT, PatchType, Resource, object_key,
 };
 
 /// What one attempt of a retry loop came to.
@@ -30,34 +30,21 @@ impl<T> From<Result<T, ClusterError>> for Attempt<T> {
     }
 }
 
-/// apimachinery's `wait.Poll` (first attempt after one interval) and `wait.PollImmediate`.
+/// apimachinery's `wait.PollImmediate`: the first attempt at once, then one every `interval`.
+/// (Its `wait.Poll`, which first waits one interval, is not used: where upstream polls so, the
+/// first attempt is made at once here, as nothing is printed per attempt.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Poll {
     /// Time between attempts.
     pub interval: Duration,
     /// When to give up.
     pub timeout: Duration,
-    /// Whether the first attempt is made at once.
-    pub immediate: bool,
 }
 
 impl Poll {
     /// `wait.PollImmediate(interval, timeout, …)`.
     pub fn immediate(interval: Duration, timeout: Duration) -> Self {
-        Self {
-            interval,
-            timeout,
-            immediate: true,
-        }
-    }
-
-    /// `wait.Poll(interval, timeout, …)`.
-    pub fn after_interval(interval: Duration, timeout: Duration) -> Self {
-        Self {
-            interval,
-            timeout,
-            immediate: false,
-        }
+        Self { interval, timeout }
     }
 
     /// Runs `attempt` until it is done or fails, or the time is up; then the last error (as
@@ -72,10 +59,6 @@ impl Poll {
         let start = Instant::now();
         let mut paused = Duration::ZERO;
         let mut last = None;
-        if !self.immediate {
-            cluster.pause(self.interval);
-            paused += self.interval;
-        }
         loop {
             match attempt() {
                 Attempt::Done(v) => return Ok(v),
@@ -220,7 +203,7 @@ pub(super) fn patch_node<C: Cluster + ?Sized>(
     make_patch: &mut dyn FnMut(&Value) -> Value,
 ) -> Result<(), ClusterError> {
     let nodes = Resource::nodes();
-    let result = Poll::after_interval(API_CALL_RETRY_INTERVAL, PATCH_NODE_TIMEOUT).run(cluster, || {
+    let result = Poll::immediate(PATCH_NODE_RETRY_INTERVAL, PATCH_NODE_TIMEOUT).run(cluster, || {
         let node = match cluster.get(&nodes, "", name) {
             Ok(node) => node,
             Err(e) => return Attempt::Retry(Some(e)),

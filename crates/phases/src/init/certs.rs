@@ -42,7 +42,17 @@ fn keys_needed(data: &InitData, inputs: &PkiInputs) -> Vec<KeyAlgorithm> {
     wanted
 }
 
-/// `certs`: announces the folder and generates every key the run needs in one parallel batch.
+/// Starts generating, in the background, every key the planned phases will need (see
+/// [`crate::KeyPool::prefetch`]): called once the run's data is known, before the preflight checks,
+/// so that the keys are made while those run. The `certs` parent phase collects them.
+pub fn prefetch_keys(data: &mut InitData) {
+    let inputs = pki_inputs(&data.cfg);
+    let wanted = keys_needed(data, &inputs);
+    data.keys.prefetch(data.keygen.clone(), wanted);
+}
+
+/// `certs`: announces the folder and generates every key the run needs in one parallel batch
+/// (those a prefetch did not make).
 pub(crate) fn run_parent(data: &mut InitData) -> Result<(), PhaseError> {
     data.say_certs(&CertsMessage::UsingCertificateDir(
         data.cfg.cluster.certificates_dir.clone(),
@@ -572,7 +582,7 @@ mod tests {
             manifest_facts: Default::default(),
             fs: Box::new(DryRunFs::new(Empty)),
             reporter: Box::new(Lines(out)),
-            keygen: Box::new(RecordingKeyGen { rsa, batches }),
+            keygen: Arc::new(RecordingKeyGen { rsa, batches }),
             keys: Default::default(),
             now: 1_800_000_000,
             random: || 42,
@@ -622,6 +632,49 @@ mod tests {
         let text = out.lock().expect("lock").clone();
         assert!(!text.contains("Generating"), "{text}");
         assert_eq!(text.matches("[kubeconfig] Using existing").count(), 4, "{text}");
+    }
+
+    /// With the keys prefetched before the run (as `init` does before its preflight checks), the
+    /// parents generate nothing more; the files and output are those of a run without prefetch.
+    #[test]
+    fn prefetched_keys_are_used_and_no_more_are_made() {
+        let batches = Arc::new(Mutex::new(Vec::new()));
+        let out = Arc::new(Mutex::new(String::new()));
+        let mut d = data(batches.clone(), out.clone());
+        let filter = vec!["certs".to_string(), "kubeconfig".to_string()];
+        plan(&mut d, &filter);
+        super::prefetch_keys(&mut d);
+        let rsa = d
+            .keys
+            .available(kubeadm_core::pki::KeyAlgorithm::Rsa2048)
+            .expect("prefetch");
+        assert_eq!(rsa, 15, "every key made before the run");
+        assert_eq!(*batches.lock().expect("lock"), vec![15]);
+        crate::init::workflow().run(&mut d, &filter, &[]).expect("run");
+        assert_eq!(
+            *batches.lock().expect("lock"),
+            vec![15],
+            "the prefetched batch only"
+        );
+        assert_eq!(
+            d.keys
+                .available(kubeadm_core::pki::KeyAlgorithm::Rsa2048)
+                .expect("pool"),
+            0,
+            "all used"
+        );
+        let text = out.lock().expect("lock").clone();
+        assert_eq!(text.matches("[certs] Generating").count(), 11, "{text}");
+        assert_eq!(text.matches("[kubeconfig] Writing").count(), 4, "{text}");
+
+        // A prefetch for a single sub-phase makes its one key; the run then makes none.
+        let batches = Arc::new(Mutex::new(Vec::new()));
+        let mut d = data(batches.clone(), Arc::new(Mutex::new(String::new())));
+        let filter = vec!["certs/ca".to_string()];
+        plan(&mut d, &filter);
+        super::prefetch_keys(&mut d);
+        crate::init::workflow().run(&mut d, &filter, &[]).expect("run");
+        assert_eq!(*batches.lock().expect("lock"), vec![1]);
     }
 
     /// A single sub-phase generates its key on demand.

@@ -53,8 +53,8 @@ pub struct InitData {
     pub fs: Box<dyn Fs>,
     /// Where output goes.
     pub reporter: Box<dyn Reporter>,
-    /// Generates private keys (in parallel batches).
-    pub keygen: Box<dyn KeyGen>,
+    /// Generates private keys (in parallel batches; shared with a background prefetch).
+    pub keygen: std::sync::Arc<dyn KeyGen>,
     /// Keys generated ahead of time by the `certs` and `kubeconfig` parent phases, handed out as
     /// the sub-phases need them.
     pub keys: KeyPool,

@@ -80,11 +80,8 @@ pub(crate) fn run_parent(data: &mut InitData) -> Result<(), PhaseError> {
         data.kubeconfig_dir.display().to_string()
     ));
     let wanted = keys_needed(data);
-    let missing = wanted
-        .len()
-        .saturating_sub(data.keys.available(CLIENT_KEY_ALGORITHM));
     data.keys
-        .fill(&*data.keygen, &wanted[..missing])
+        .fill(&*data.keygen, &wanted)
         .map_err(KubeconfigError::from)?;
     Ok(())
 }

@@ -5,6 +5,7 @@
 //! key-generation effect for every key the run will need in one parallel batch).
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use kubeadm_api::internal::InitConfig;
 use kubeadm_core::pki::{
@@ -12,7 +13,7 @@ use kubeadm_core::pki::{
     serial_from_random,
 };
 use kubeadm_effects::fs::Fs;
-use kubeadm_effects::keygen::{GeneratedKey, KeyAlgorithm as GenAlgorithm, KeyGen};
+use kubeadm_effects::keygen::{GeneratedKey, KeyAlgorithm as GenAlgorithm, KeyGen, KeyGenError};
 
 use crate::InitData;
 
@@ -63,10 +64,13 @@ pub enum CertsError {
     },
 }
 
-/// Keys generated ahead of time, handed out by type.
+/// Keys generated ahead of time, handed out by type. A batch may be started in the background
+/// ([`KeyPool::prefetch`]) as soon as the run knows what it needs, so that it is made while the
+/// preflight checks run; the first use waits for it.
 #[derive(Debug, Default)]
 pub struct KeyPool {
     keys: Vec<GeneratedKey>,
+    pending: Option<std::thread::JoinHandle<Result<Vec<GeneratedKey>, KeyGenError>>>,
 }
 
 fn gen_algorithm(a: KeyAlgorithm) -> GenAlgorithm {
@@ -77,24 +81,60 @@ fn gen_algorithm(a: KeyAlgorithm) -> GenAlgorithm {
 }
 
 impl KeyPool {
-    /// Generates `wanted` in one batch and keeps them.
-    pub fn fill(&mut self, keygen: &dyn KeyGen, wanted: &[KeyAlgorithm]) -> Result<(), CertsError> {
+    /// Starts generating `wanted` on another thread (on top of any batch already started).
+    pub fn prefetch(&mut self, keygen: Arc<dyn KeyGen>, wanted: Vec<KeyAlgorithm>) {
         if wanted.is_empty() {
-            return Ok(());
+            return;
+        }
+        // One batch at a time: an earlier one is collected first.
+        if self.settle().is_err() {
+            return;
         }
         let algs: Vec<GenAlgorithm> = wanted.iter().map(|a| gen_algorithm(*a)).collect();
-        self.keys.extend(keygen.generate(&algs)?);
+        self.pending = Some(std::thread::spawn(move || keygen.generate(&algs)));
+    }
+
+    /// Collects the background batch, if any. A failed batch is reported; a panicked one is
+    /// forgotten (the keys are then made on demand).
+    fn settle(&mut self) -> Result<(), CertsError> {
+        if let Some(handle) = self.pending.take()
+            && let Ok(batch) = handle.join()
+        {
+            self.keys.extend(batch?);
+        }
+        Ok(())
+    }
+
+    /// Makes sure `wanted` are in the pool: what the background batch did not make is generated
+    /// now, in one batch.
+    pub fn fill(&mut self, keygen: &dyn KeyGen, wanted: &[KeyAlgorithm]) -> Result<(), CertsError> {
+        self.settle()?;
+        let mut have: Vec<GenAlgorithm> = self.keys.iter().map(|k| k.algorithm).collect();
+        let mut missing = Vec::new();
+        for a in wanted.iter().map(|a| gen_algorithm(*a)) {
+            match have.iter().position(|h| *h == a) {
+                Some(i) => {
+                    have.swap_remove(i);
+                }
+                None => missing.push(a),
+            }
+        }
+        if !missing.is_empty() {
+            self.keys.extend(keygen.generate(&missing)?);
+        }
         Ok(())
     }
 
     /// How many keys of `alg` are waiting.
-    pub fn available(&self, alg: KeyAlgorithm) -> usize {
+    pub fn available(&mut self, alg: KeyAlgorithm) -> Result<usize, CertsError> {
+        self.settle()?;
         let g = gen_algorithm(alg);
-        self.keys.iter().filter(|k| k.algorithm == g).count()
+        Ok(self.keys.iter().filter(|k| k.algorithm == g).count())
     }
 
     /// A key of `alg`: one from the pool, else a new one.
     pub fn take(&mut self, keygen: &dyn KeyGen, alg: KeyAlgorithm) -> Result<PrivateKey, CertsError> {
+        self.settle()?;
         let g = gen_algorithm(alg);
         let key = match self.keys.iter().position(|k| k.algorithm == g) {
             Some(i) => self.keys.swap_remove(i),

@@ -123,7 +123,7 @@ pub fn context(
         manifest_facts: Default::default(),
         fs,
         reporter: Box::new(Shared(out)),
-        keygen: Box::new(kubeadm_host::keygen::AwsLcKeyGen),
+        keygen: std::sync::Arc::new(kubeadm_host::keygen::AwsLcKeyGen),
         keys: Default::default(),
         now,
         random: || 42,
