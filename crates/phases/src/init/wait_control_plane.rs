@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use kubeadm_effects::cluster::{API_CALL_RETRY_INTERVAL, ClusterError};
+use kubeadm_effects::cluster::ClusterError;
 use kubeadm_workflow::PhaseError;
 
 use crate::InitData;
@@ -80,8 +80,13 @@ pub(crate) fn run(data: &mut InitData) -> Result<(), PhaseError> {
     }
 }
 
-/// Upstream's `WaitForKubeletAndFunc(WaitForAPI)`: the API server's health polled (50 ms, doubling
-/// to 500 ms) until `timeout`, with the kubelet check beside it; the error is what upstream's
+/// The longest pause between two probes of the API server's health: upstream probes every 500 ms
+/// (`APICallRetryInterval`); a refused connection costs next to nothing, so the API server is seen
+/// up within 100 ms of it answering.
+const MAX_HEALTH_POLL: Duration = Duration::from_millis(100);
+
+/// Upstream's `WaitForKubeletAndFunc(WaitForAPI)`: the API server's health polled (50 ms, then
+/// every [`MAX_HEALTH_POLL`]) until `timeout`, with the kubelet check beside it; the error is what upstream's
 /// template prints.
 fn wait_for_kubelet_and_api(
     data: &InitData,
@@ -101,7 +106,7 @@ fn wait_for_kubelet_and_api(
                 return Step::Failed(ClusterError::WaitTimeout { last: last.take() });
             }
             let pause = delay.min(timeout - elapsed);
-            delay = (delay * 2).min(API_CALL_RETRY_INTERVAL);
+            delay = (delay * 2).min(MAX_HEALTH_POLL);
             Step::Again(pause)
         });
     waited.map_err(|e| match e {
