@@ -3,11 +3,11 @@
 //! 3 validation); [`man_pages`] renders the man pages of the same tree. The binaries are thin:
 //! `src/main.rs` (`kubeadm`) and `src/bin/genman.rs` (`kubeadm-genman`, upstream's `genman`).
 //!
-//! Layers, as in ripgrep: [`cobra`] (generic: the command tree as data, pflag syntax, cobra's
-//! resolution, help and completion; no kubeadm logic) → [`commands`] (one small file per command:
-//! flags → the workflow's data → run → report) → the workflows in `kubeadm-phases`. [`setup`]
+//! Layers, as in ripgrep: `cobra/` (generic: the command tree as data, pflag syntax, cobra's
+//! resolution, help and completion; no kubeadm logic) → `commands/` (one small file per command:
+//! flags → the workflow's data → run → report) → the workflows in `kubeadm-phases`. `setup/`
 //! builds the real effects (the only place besides `main` that reads the host directly) and
-//! [`error`] decides exit codes. Output is written with errors ignored on a closed pipe
+//! `error.rs` decides exit codes. Output is written with errors ignored on a closed pipe
 //! (`kubeadm completion bash | head` must not panic).
 
 mod cobra;
