@@ -10,4 +10,4 @@ if ! command -v protoc >/dev/null; then
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq protobuf-compiler libprotobuf-dev >/dev/null
 fi
-cargo install --locked --path crates/cli --root "$HOME/.local"
+cargo install --locked --path crates/cli --bin kubeadm --root "$HOME/.local"

@@ -8,7 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
-use kubeadm_testkit::oracle::{Run, diff, expected_code, run, upstream_kubeadm};
+use kubeadm_testkit::oracle::{AddedFlag, Run, added_flags, diff, expected_code, run, upstream_kubeadm};
 
 fn ours() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_kubeadm"))
@@ -64,6 +64,36 @@ fn listed_subcommands(help: &str) -> Vec<Vec<String>> {
     out
 }
 
+/// Our help of a command to which we add flags (the `flag:` rules of
+/// tests/corpus/deliberate-differences.txt), and upstream's, without those flags' lines and with
+/// runs of white space as one space (the flag column widens); unchanged for other commands.
+fn without_added_flags(words: &[&str], up: &Run, us: &Run) -> (Run, Run) {
+    let command: Vec<&str> = words
+        .iter()
+        .copied()
+        .filter(|w| !w.starts_with('-') && *w != "help")
+        .collect();
+    let added: Vec<AddedFlag> = added_flags().into_iter().filter(|f| f.path == command).collect();
+    if added.is_empty() {
+        return (up.clone(), us.clone());
+    }
+    let squeeze = |text: &str, drop: bool| -> String {
+        text.lines()
+            .filter(|l| !drop || !added.iter().any(|f| f.in_help_line(l)))
+            .map(|l| format!("{}\n", l.split_whitespace().collect::<Vec<_>>().join(" ")))
+            .collect()
+    };
+    let up = Run {
+        stdout: squeeze(&up.stdout, false),
+        ..up.clone()
+    };
+    let us = Run {
+        stdout: squeeze(&us.stdout, true),
+        ..us.clone()
+    };
+    (up, us)
+}
+
 #[test]
 fn help_of_every_command_matches_upstream() {
     let dir = tempfile::tempdir().expect("temp dir");
@@ -79,6 +109,7 @@ fn help_of_every_command_matches_upstream() {
         ];
         for args in &forms {
             let (up, us) = both(args, dir.path());
+            let (up, us) = without_added_flags(args, &up, &us);
             compared += 1;
             if up != us {
                 failures.push(describe(args, &up, &us));
@@ -216,11 +247,45 @@ fn usage_errors_and_exit_codes_match_upstream() {
     );
 }
 
+/// Our completion script without the lines that declare the flags we add (the `flag:` rules of
+/// tests/corpus/deliberate-differences.txt), each in its own command's function only.
+fn completion_without_added_flags(script: &str) -> String {
+    let added = added_flags();
+    assert!(!added.is_empty(), "no flag rules read");
+    let mut current: Vec<String> = Vec::new();
+    let mut out = String::new();
+    for line in script.split_inclusive('\n') {
+        // `_kubeadm_certs_check-expiration()` opens the function of `kubeadm certs check-expiration`.
+        if let Some(name) = line
+            .strip_prefix("_kubeadm_")
+            .and_then(|l| l.strip_suffix("()\n"))
+        {
+            current = name.split('_').map(str::to_string).collect();
+        } else if line == "}\n" {
+            current.clear();
+        }
+        if added
+            .iter()
+            .any(|f| f.path == current && f.in_completion_line(line))
+        {
+            continue;
+        }
+        out.push_str(line);
+    }
+    out
+}
+
 #[test]
 fn completion_scripts_match_upstream() {
     let dir = tempfile::tempdir().expect("temp dir");
     for shell in ["bash", "zsh"] {
-        let (up, us) = both(&["completion", shell], dir.path());
+        let (up, mut us) = both(&["completion", shell], dir.path());
+        let full = us.stdout.len();
+        us.stdout = completion_without_added_flags(&us.stdout);
+        assert!(
+            us.stdout.len() < full,
+            "completion {shell}: no added flag's line found"
+        );
         assert!(up.stdout.len() > 100_000, "upstream {shell} script is too short");
         assert_eq!(
             up,

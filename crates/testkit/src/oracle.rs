@@ -73,6 +73,66 @@ pub enum Allowance {
     Accept,
     /// Upstream accepts; we refuse with this message.
     Refuse,
+    /// A flag of ours that upstream v1.25.16's command lacks (`certs check-expiration -o
+    /// --experimental-output`): its help and completion lines are ours alone.
+    Flag,
+}
+
+/// A flag we add to a command of upstream's tree (a `flag:` rule).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AddedFlag {
+    /// The command's words below the root (`["certs", "check-expiration"]`).
+    pub path: Vec<String>,
+    /// The flag's name, without dashes.
+    pub name: String,
+    /// Its shorthand, without the dash; empty when it has none.
+    pub shorthand: String,
+}
+
+impl AddedFlag {
+    /// Whether a line of our help text describes this flag (`  -o, --experimental-output string …`).
+    pub fn in_help_line(&self, line: &str) -> bool {
+        line.split_whitespace()
+            .take(2)
+            .any(|w| w.trim_end_matches(',') == format!("--{}", self.name))
+    }
+
+    /// Whether a line of our bash completion script declares this flag
+    /// (`flags+=("--experimental-output=")`, `two_word_flags+=("-o")`, …).
+    pub fn in_completion_line(&self, line: &str) -> bool {
+        line.contains(&format!("(\"--{}\")", self.name))
+            || line.contains(&format!("(\"--{}=\")", self.name))
+            || (!self.shorthand.is_empty() && line.contains(&format!("(\"-{}\")", self.shorthand)))
+    }
+}
+
+/// The flags we add to upstream's commands (the `flag:` rules), each read from
+/// `WORDS… [-s] --name`.
+pub fn added_flags() -> Vec<AddedFlag> {
+    allowed(Allowance::Flag)
+        .iter()
+        .map(|text| {
+            let mut flag = AddedFlag {
+                path: Vec::new(),
+                name: String::new(),
+                shorthand: String::new(),
+            };
+            for w in text.split_whitespace() {
+                if let Some(name) = w.strip_prefix("--") {
+                    flag.name = name.to_string();
+                } else if let Some(s) = w.strip_prefix('-') {
+                    flag.shorthand = s.to_string();
+                } else {
+                    flag.path.push(w.to_string());
+                }
+            }
+            assert!(
+                !flag.name.is_empty(),
+                "deliberate-differences.txt: a flag rule without --name: {text:?}"
+            );
+            flag
+        })
+        .collect()
 }
 
 /// One rule of the deliberate-differences list.
@@ -115,6 +175,7 @@ pub fn differences() -> Vec<Difference> {
             "key" => Allowance::Key,
             "accept" => Allowance::Accept,
             "refuse" => Allowance::Refuse,
+            "flag" => Allowance::Flag,
             other => panic!("deliberate-differences.txt: unknown rule {other:?}"),
         };
         assert!(

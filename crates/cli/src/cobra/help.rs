@@ -36,7 +36,7 @@ pub(crate) fn help(tree: &Tree, cmd: &Command) -> String {
 }
 
 /// cobra's `UseLine`.
-fn use_line(tree: &Tree, cmd: &Command, with_help: bool) -> String {
+pub(crate) fn use_line(tree: &Tree, cmd: &Command, with_help: bool) -> String {
     let parent = cmd.path.rsplit_once(' ').map(|(p, _)| p);
     let mut line = match parent {
         Some(p) => format!("{p} {}", cmd.use_line),

@@ -1,6 +1,11 @@
 //! `kubeadm certs check-expiration`, `certs renew <name>|all` and `certs generate-csr`, as upstream's
 //! `cmd/certs.go` with the renewal manager (`phases/certs/renewal`): the certificates of the table
 //! plus the client certificates embedded in admin.conf, controller-manager.conf and scheduler.conf.
+//!
+//! Beyond v1.25.16: `check-expiration -o json|yaml` prints the `CertificateExpirationInfo` object
+//! of `output.kubeadm.k8s.io/v1alpha3`, with the flags upstream added for it in v1.30
+//! (`-o, --experimental-output`, `--show-managed-fields`, `--allow-missing-template-keys`); the
+//! default `text` output is v1.25.16's.
 
 use std::path::{Path, PathBuf};
 
@@ -12,7 +17,7 @@ use kubeadm_core::kubeconfig::{
 use kubeadm_core::layout::KUBERNETES_DIR;
 use kubeadm_core::pki::{
     CERT_SPECS, CSR_FILE_MODE, CertInfo, CertTemplate, EtcdMode, ExpirationRow, KEY_FILE_MODE,
-    KUBECONFIG_FILE_MODE, cert_spec, expiration_entries, issue_csr, render_expiration_table,
+    KUBECONFIG_FILE_MODE, cert_spec, expiration_entries, expiration_info, issue_csr, render_expiration_table,
 };
 use kubeadm_effects::fs::Fs;
 use kubeadm_host::fs::RealFs;
@@ -23,7 +28,7 @@ use kubeadm_phases::renewal::{
 use kubeadm_phases::{KeyPool, pki_inputs};
 
 use crate::cobra::execute::Invocation;
-use crate::commands::config_load::{load_or_default_init, log_warnings};
+use crate::commands::config_load::{go_json_indent, load_or_default_init, log_warnings};
 use crate::error::{CommandError, Output};
 use crate::setup::host_facts;
 use crate::setup::reporter;
@@ -40,10 +45,15 @@ fn read_text(path: &Path) -> Option<String> {
 /// Upstream's `getInternalCfg`: the config file, else defaults. Without a config file upstream
 /// first tries to fetch the configuration from the cluster named by `--kubeconfig`; kubeadm-rs has
 /// no API client here, so when that file is there it reports the fallback upstream prints when the
-/// cluster cannot be reached.
-fn internal_cfg(inv: &Invocation<'_>, prefix: &str, out: &mut Output) -> Result<InitConfig, CommandError> {
+/// cluster cannot be reached (unless `quiet`: upstream's JSON and YAML printers drop such lines).
+fn internal_cfg(
+    inv: &Invocation<'_>,
+    prefix: &str,
+    quiet: bool,
+    out: &mut Output,
+) -> Result<InitConfig, CommandError> {
     let config_path = inv.flags.string("config");
-    if config_path.is_empty() {
+    if config_path.is_empty() && !quiet {
         let kubeconfig = inv.flags.string("kubeconfig");
         let loads = read_text(Path::new(&kubeconfig))
             .and_then(|t| kubeadm_yaml::parse_documents(&t).ok())
@@ -65,9 +75,39 @@ fn internal_cfg(inv: &Invocation<'_>, prefix: &str, out: &mut Output) -> Result<
     Ok(cfg)
 }
 
-/// `kubeadm certs check-expiration`.
+/// The formats of kubeadm's output printers, as upstream lists them in its error.
+const OUTPUT_FORMATS: &str = "go-template,go-template-file,json,jsonpath,jsonpath-as-json,jsonpath-file,template,templatefile,text,yaml";
+
+/// What `check-expiration -o` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Format {
+    Text,
+    Json,
+    Yaml,
+}
+
+fn output_format(inv: &Invocation<'_>) -> Result<Format, CommandError> {
+    let format = inv.flags.string("experimental-output");
+    match format.as_str() {
+        "text" => Ok(Format::Text),
+        "json" => Ok(Format::Json),
+        "yaml" => Ok(Format::Yaml),
+        "go-template" | "go-template-file" | "jsonpath" | "jsonpath-as-json" | "jsonpath-file"
+        | "template" | "templatefile" => Err(CommandError::NotImplemented(format!(
+            "{} -o {format}",
+            inv.command.path
+        ))),
+        other => Err(CommandError::Validation(format!(
+            "could not construct output printer: unable to match a printer suitable for the output format {}, allowed formats are: {OUTPUT_FORMATS}",
+            kubeadm_api::gofmt::quote(other)
+        ))),
+    }
+}
+
+/// `kubeadm certs check-expiration [-o text|json|yaml]`.
 pub(crate) fn check_expiration(inv: &Invocation<'_>, out: &mut Output) -> Result<(), CommandError> {
-    let cfg = internal_cfg(inv, "check-expiration", out)?;
+    let format = output_format(inv)?;
+    let cfg = internal_cfg(inv, "check-expiration", format != Format::Text, out)?;
     let now_time = crate::setup::now();
     let now = crate::setup::unix_seconds(now_time);
     let cert_dir = PathBuf::from(&cfg.cluster.certificates_dir);
@@ -113,14 +153,43 @@ pub(crate) fn check_expiration(inv: &Invocation<'_>, out: &mut Output) -> Result
             found,
         });
     }
-    out.push_str(&render_expiration_table(&rows, &ca_rows, now_time));
+    match format {
+        Format::Text => out.push_str(&render_expiration_table(&rows, &ca_rows, now_time)),
+        // cli-runtime's JSON printer: four-space indent and a newline.
+        Format::Json => {
+            out.push_str(&go_json_indent(&expiration_info(&rows, &ca_rows, now_time)));
+            out.push('\n');
+        }
+        // Its YAML printer: the JSON through sigs.k8s.io/yaml, keys sorted.
+        Format::Yaml => out.push_str(&kubeadm_yaml::to_string(&sorted_keys(&expiration_info(
+            &rows, &ca_rows, now_time,
+        )))),
+    }
     Ok(())
+}
+
+/// JSON with object keys sorted, as the YAML printer's round trip through a Go map sorts them.
+fn sorted_keys(value: &serde_json::Value) -> serde_json::Value {
+    match value {
+        serde_json::Value::Object(m) => {
+            let mut entries: Vec<_> = m.iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(b.0));
+            serde_json::Value::Object(
+                entries
+                    .into_iter()
+                    .map(|(k, v)| (k.clone(), sorted_keys(v)))
+                    .collect(),
+            )
+        }
+        serde_json::Value::Array(items) => serde_json::Value::Array(items.iter().map(sorted_keys).collect()),
+        other => other.clone(),
+    }
 }
 
 /// `kubeadm certs renew <name>` and `certs renew all`.
 pub(crate) fn renew(inv: &Invocation<'_>, out: &mut Output) -> Result<(), CommandError> {
     let which = inv.command.name();
-    let cfg = internal_cfg(inv, "renew", out)?;
+    let cfg = internal_cfg(inv, "renew", false, out)?;
     let inputs = pki_inputs(&cfg);
     let cert_dir = PathBuf::from(&cfg.cluster.certificates_dir);
     let now = unix_now();

@@ -137,3 +137,90 @@ pub fn render_expiration_table(
     }
     tabwrite(&lines, 10, 3)
 }
+
+/// The API version of [`expiration_info`]'s object: later upstream releases (v1.30 on) print
+/// `check-expiration -o json|yaml` in this group and version.
+pub const EXPIRATION_OUTPUT_API_VERSION: &str = "output.kubeadm.k8s.io/v1alpha3";
+
+/// One `Certificate` of the output API: name, expiration date (RFC 3339, `null` when missing),
+/// residual time in whole seconds (Go's `Duration / time.Second`, truncated toward zero), externally
+/// managed, the CA's name (omitted for CAs) and missing.
+fn expiration_certificate(row: &ExpirationRow, now_nanos: i128) -> serde_json::Value {
+    let (date, residual, external) = match row.found {
+        Some((not_after, external)) => (
+            kubeadm_api::timestamp::Time::from_unix_seconds(not_after)
+                .map_or(serde_json::Value::Null, |t| t.to_string().into()),
+            (i128::from(not_after) * 1_000_000_000 - now_nanos) / 1_000_000_000,
+            external,
+        ),
+        None => (serde_json::Value::Null, 0, false),
+    };
+    let mut object = serde_json::Map::new();
+    object.insert("name".into(), row.name.clone().into());
+    object.insert("expirationDate".into(), date);
+    object.insert(
+        "residualTime".into(),
+        i64::try_from(residual).unwrap_or(i64::MAX).into(),
+    );
+    object.insert("externallyManaged".into(), external.into());
+    // Upstream leaves the CA name empty (omitted) on a missing certificate's line.
+    if let (Some(ca), Some(_)) = (&row.ca_name, row.found) {
+        object.insert("caName".into(), ca.clone().into());
+    }
+    object.insert("missing".into(), row.found.is_none().into());
+    serde_json::Value::Object(object)
+}
+
+/// The `CertificateExpirationInfo` object later upstream releases print for `certs
+/// check-expiration -o json|yaml` (`output.kubeadm.k8s.io/v1alpha3`), fields in Go's order: the
+/// same rows and values as the text tables.
+pub fn expiration_info(
+    certs: &[ExpirationRow],
+    cas: &[ExpirationRow],
+    now: std::time::SystemTime,
+) -> serde_json::Value {
+    let now = unix_nanos(now);
+    serde_json::json!({
+        "kind": "CertificateExpirationInfo",
+        "apiVersion": EXPIRATION_OUTPUT_API_VERSION,
+        "certificates": certs.iter().map(|r| expiration_certificate(r, now)).collect::<Vec<_>>(),
+        "certificateAuthorities": cas.iter().map(|r| expiration_certificate(r, now)).collect::<Vec<_>>(),
+    })
+}
+
+#[cfg(test)]
+mod info_tests {
+    use super::*;
+
+    #[test]
+    fn expiration_info_has_upstreams_fields_and_values() {
+        let now = std::time::UNIX_EPOCH + std::time::Duration::new(1_000, 500_000_000);
+        let certs = [
+            ExpirationRow {
+                name: "apiserver".into(),
+                ca_name: Some("ca".into()),
+                found: Some((1_000 + 86_400, false)),
+            },
+            ExpirationRow {
+                name: "etcd-peer".into(),
+                ca_name: Some("etcd-ca".into()),
+                found: None,
+            },
+        ];
+        let cas = [ExpirationRow {
+            name: "ca".into(),
+            ca_name: None,
+            found: Some((500, true)),
+        }];
+        let info = expiration_info(&certs, &cas, now);
+        assert_eq!(
+            info.to_string(),
+            concat!(
+                r#"{"kind":"CertificateExpirationInfo","apiVersion":"output.kubeadm.k8s.io/v1alpha3","#,
+                r#""certificates":[{"name":"apiserver","expirationDate":"1970-01-02T00:16:40Z","residualTime":86399,"externallyManaged":false,"caName":"ca","missing":false},"#,
+                r#"{"name":"etcd-peer","expirationDate":null,"residualTime":0,"externallyManaged":false,"missing":true}],"#,
+                r#""certificateAuthorities":[{"name":"ca","expirationDate":"1970-01-01T00:08:20Z","residualTime":-500,"externallyManaged":true,"missing":false}]}"#
+            )
+        );
+    }
+}

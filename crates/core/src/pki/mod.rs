@@ -21,7 +21,10 @@ pub use existing::{
     CaCheck, ExistingError, ExternalCaStatus, check_existing_ca, check_existing_chain, check_existing_signed,
     external_ca_leaves, external_ca_status, period_warning,
 };
-pub use expiration::{ExpirationEntry, ExpirationRow, expiration_entries, render_expiration_table};
+pub use expiration::{
+    EXPIRATION_OUTPUT_API_VERSION, ExpirationEntry, ExpirationRow, expiration_entries, expiration_info,
+    render_expiration_table,
+};
 pub use issue::{CertTemplate, IssueError, Issued, issue_ca, issue_csr, issue_signed, serial_from_random};
 pub use keys::{KeyAlgorithm, KeyError, PrivateKey};
 pub use messages::CertsMessage;

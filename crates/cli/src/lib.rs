@@ -1,0 +1,109 @@
+//! The `kubeadm` binary's library: [`run`] resolves a command line against the command tree, runs
+//! the handler, prints its output and decides the exit code (here only: 1 generic, 2 preflight,
+//! 3 validation); [`man_pages`] renders the man pages of the same tree. The binaries are thin:
+//! `src/main.rs` (`kubeadm`) and `src/bin/genman.rs` (`kubeadm-genman`, upstream's `genman`).
+//!
+//! Layers, as in ripgrep: `cobra/` (generic: the command tree as data, pflag syntax, cobra's
+//! resolution, help and completion; no kubeadm logic) → `commands/` (one small file per command:
+//! flags → the workflow's data → run → report) → the workflows in `kubeadm-phases`. `setup/`
+//! builds the real effects (the only place besides `main` that reads the host directly) and
+//! `error.rs` decides exit codes. Output is written with errors ignored on a closed pipe
+//! (`kubeadm completion bash | head` must not panic).
+
+mod cobra;
+mod commands;
+mod error;
+mod man;
+mod setup;
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use cobra::command::Tree;
+use cobra::command_tree;
+use cobra::completion;
+use cobra::execute::{self, Resolution};
+
+pub use man::{ManDate, ManPage};
+
+/// Upstream's hint after every error (it prints a stack trace instead from `-v 5` up).
+const STACK_HINT: &str = "To see the stack trace of this error execute with --v=5 or higher";
+
+fn write_stdout(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes());
+    let _ = out.flush();
+}
+
+fn write_stderr(text: &str) {
+    let _ = std::io::stderr().lock().write_all(text.as_bytes());
+}
+
+/// Upstream's `CheckErr` output for an error message. From verbosity 5 upstream prints the
+/// error with its Go stack trace instead of the hint; we print the message alone.
+fn report_error(message: &str, verbosity: i64) {
+    let mut text = if verbosity > 4 {
+        message.to_string()
+    } else {
+        format!("{message}\n{STACK_HINT}")
+    };
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    write_stderr(&text);
+}
+
+/// Runs kubeadm with `args` (the command line without the program name): prints what the
+/// command prints and returns its exit code.
+pub fn run(args: &[String]) -> ExitCode {
+    let tree = Tree::build(&command_tree::ROOT, command_tree::GLOBAL_FLAGS);
+    match execute::resolve(&tree, args) {
+        Resolution::Stdout(text) => {
+            write_stdout(&text);
+            ExitCode::SUCCESS
+        }
+        Resolution::Stderr(text) => {
+            write_stderr(&text);
+            ExitCode::SUCCESS
+        }
+        Resolution::Both(out, err) => {
+            write_stdout(&out);
+            write_stderr(&err);
+            ExitCode::SUCCESS
+        }
+        Resolution::Error(message, verbosity) => {
+            report_error(&message, verbosity);
+            ExitCode::from(1)
+        }
+        Resolution::Run(inv) => {
+            for notice in &inv.flags.notices {
+                write_stderr(&format!("{notice}\n"));
+            }
+            let mut out = String::new();
+            let result = if inv.command.path == "kubeadm completion" {
+                completion::run(&tree, &inv.args, &mut out)
+            } else {
+                commands::dispatch(&tree, &inv, &mut out)
+            };
+            write_stdout(&out);
+            match result {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e @ error::CommandError::NotImplemented(_)) => {
+                    write_stderr(&format!("{e}\n"));
+                    ExitCode::from(e.exit_code())
+                }
+                Err(e) => {
+                    report_error(&e.to_string(), inv.flags.int("v"));
+                    ExitCode::from(e.exit_code())
+                }
+            }
+        }
+    }
+}
+
+/// The man pages of every command of kubeadm's tree, as cobra's `GenManTree` lays them out
+/// (`kubeadm.1`, `kubeadm-init.1`, `kubeadm-init-phase-certs-apiserver.1`, …), dated `date`.
+pub fn man_pages(date: &ManDate) -> Vec<ManPage> {
+    let tree = Tree::build(&command_tree::ROOT, command_tree::GLOBAL_FLAGS);
+    man::pages(&tree, date)
+}

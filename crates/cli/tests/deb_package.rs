@@ -1,0 +1,215 @@
+//! The Debian package: `scripts/package.sh` builds it (from the binaries `cargo test` built, see
+//! the script), `dpkg --root` installs it into a throwaway root this test makes (never the
+//! machine's own), every file is checked with its mode and content, the installed binary runs, and
+//! `dpkg --purge` leaves nothing of it behind. dpkg needs root; cargo-deb must be installed
+//! (`.ci/run` installs it).
+// Tests run programs on real files.
+#![allow(clippy::disallowed_methods)]
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use kubeadm_testkit::oracle::{run, upstream_kubeadm};
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Runs a command; panics with its output unless it succeeds; its standard output.
+fn must(cmd: &mut Command) -> String {
+    let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Every path under `root` but the dpkg database, relative, with its mode (type bits included).
+fn walk(root: &Path) -> BTreeMap<String, u32> {
+    let mut out = BTreeMap::new();
+    let mut pending = vec![root.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        for e in std::fs::read_dir(&dir).expect("read dir").flatten() {
+            let p = e.path();
+            let rel = p.strip_prefix(root).expect("under root").display().to_string();
+            if rel == "var" || rel.starts_with("var/") {
+                continue;
+            }
+            let meta = std::fs::symlink_metadata(&p).expect("meta");
+            out.insert(rel, meta.permissions().mode());
+            if meta.is_dir() {
+                pending.push(p);
+            }
+        }
+    }
+    out
+}
+
+const DIR: u32 = 0o040755;
+const EXECUTABLE: u32 = 0o100755;
+const FILE: u32 = 0o100644;
+
+#[test]
+fn the_package_installs_runs_and_purges_cleanly() {
+    assert!(
+        kubeadm_testkit::rootfs::is_root(),
+        "dpkg --root needs root: run this test as root"
+    );
+    assert!(
+        Command::new("cargo")
+            .args(["deb", "--version"])
+            .output()
+            .is_ok_and(|o| o.status.success()),
+        "cargo-deb is missing: `cargo install --locked cargo-deb` (.ci/run installs it)"
+    );
+    // The package of the binaries this test run was built with.
+    let bin_dir = Path::new(env!("CARGO_BIN_EXE_kubeadm"))
+        .parent()
+        .expect("bin dir");
+    assert!(Path::new(env!("CARGO_BIN_EXE_kubeadm-genman")).exists());
+    let printed = must(
+        Command::new("bash")
+            .arg(workspace().join("scripts/package.sh"))
+            .args(["--profile", "dev", "--no-build"]),
+    );
+    let deb = PathBuf::from(printed.lines().last().expect("a path").trim());
+    assert!(
+        deb.is_file() && deb.extension().is_some_and(|e| e == "deb"),
+        "{printed}"
+    );
+
+    let info =
+        must(
+            Command::new("dpkg-deb")
+                .arg("--field")
+                .arg(&deb)
+                .args(["Package", "Depends", "Recommends"]),
+        );
+    assert!(info.contains("Package: kubeadm\n"), "{info}");
+    assert!(!info.contains("cri-tools"), "no dependency on cri-tools: {info}");
+    assert!(!info.contains("kubelet"), "Debian has no kubelet package: {info}");
+
+    let root = tempfile::tempdir().expect("root");
+    let admin = root.path().join("var/lib/dpkg");
+    std::fs::create_dir_all(admin.join("info")).expect("admin dir");
+    std::fs::create_dir_all(admin.join("updates")).expect("admin dir");
+    std::fs::write(admin.join("status"), "").expect("status");
+    let dpkg = || {
+        let mut c = Command::new("dpkg");
+        // The throwaway root's database has no libc6: install anyway. Log nowhere (dpkg's log is
+        // the machine's own otherwise).
+        c.arg(format!("--root={}", root.path().display()))
+            .args(["--log=/dev/null", "--force-depends"]);
+        c
+    };
+    must(dpkg().arg("--install").arg(&deb));
+
+    // Every file, directory and mode.
+    let tree = walk(root.path());
+    let pages: Vec<String> = std::fs::read_dir(bin_dir.join("kubeadm-deb/man1"))
+        .expect("generated man pages")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(pages.len() > 100, "{} man pages", pages.len());
+    let mut expected: BTreeMap<String, u32> = BTreeMap::new();
+    for dir in [
+        "usr",
+        "usr/bin",
+        "usr/lib",
+        "usr/lib/systemd",
+        "usr/lib/systemd/system",
+        "usr/lib/systemd/system/kubelet.service.d",
+        "usr/share",
+        "usr/share/bash-completion",
+        "usr/share/bash-completion/completions",
+        "usr/share/doc",
+        "usr/share/doc/kubeadm",
+        "usr/share/man",
+        "usr/share/man/man1",
+        "usr/share/zsh",
+        "usr/share/zsh/vendor-completions",
+    ] {
+        expected.insert(dir.to_string(), DIR);
+    }
+    expected.insert("usr/bin/kubeadm".into(), EXECUTABLE);
+    for file in [
+        "usr/lib/systemd/system/kubelet.service.d/10-kubeadm.conf",
+        "usr/share/bash-completion/completions/kubeadm",
+        "usr/share/zsh/vendor-completions/_kubeadm",
+        "usr/share/doc/kubeadm/copyright",
+    ] {
+        expected.insert(file.into(), FILE);
+    }
+    for page in &pages {
+        assert!(page.ends_with(".1.gz"), "{page}");
+        expected.insert(format!("usr/share/man/man1/{page}"), FILE);
+    }
+    let show = |m: &BTreeMap<String, u32>| -> String {
+        m.iter().map(|(p, mode)| format!("{mode:o} {p}\n")).collect()
+    };
+    assert_eq!(show(&tree), show(&expected), "installed files and modes");
+
+    // Contents: upstream's drop-in, the completions and pages of this binary.
+    let at = |p: &str| root.path().join(p);
+    let dropin = std::fs::read_to_string(at("usr/lib/systemd/system/kubelet.service.d/10-kubeadm.conf"))
+        .expect("drop-in");
+    for line in [
+        "[Service]",
+        r#"Environment="KUBELET_KUBECONFIG_ARGS=--bootstrap-kubeconfig=/etc/kubernetes/bootstrap-kubelet.conf --kubeconfig=/etc/kubernetes/kubelet.conf""#,
+        r#"Environment="KUBELET_CONFIG_ARGS=--config=/var/lib/kubelet/config.yaml""#,
+        "EnvironmentFile=-/var/lib/kubelet/kubeadm-flags.env",
+        "EnvironmentFile=-/etc/default/kubelet",
+        "ExecStart=",
+        "ExecStart=/usr/bin/kubelet $KUBELET_KUBECONFIG_ARGS $KUBELET_CONFIG_ARGS $KUBELET_KUBEADM_ARGS $KUBELET_EXTRA_ARGS",
+    ] {
+        assert!(
+            dropin.lines().any(|l| l == line),
+            "drop-in lacks {line:?}:\n{dropin}"
+        );
+    }
+    // The reset comes before the command line, as systemd needs to replace kubelet.service's.
+    let reset = dropin.lines().position(|l| l == "ExecStart=");
+    let start = dropin
+        .lines()
+        .position(|l| l.starts_with("ExecStart=/usr/bin/kubelet"));
+    assert!(reset < start);
+    let installed = at("usr/bin/kubeadm");
+    for (shell, file) in [
+        ("bash", "usr/share/bash-completion/completions/kubeadm"),
+        ("zsh", "usr/share/zsh/vendor-completions/_kubeadm"),
+    ] {
+        let script = std::fs::read_to_string(at(file)).expect("completion");
+        assert_eq!(
+            script,
+            must(Command::new(&installed).args(["completion", shell])),
+            "{file}"
+        );
+    }
+    let page = must(
+        Command::new("gzip")
+            .arg("-dc")
+            .arg(at("usr/share/man/man1/kubeadm-init-phase-certs-apiserver.1.gz")),
+    );
+    assert!(
+        page.contains(".SH NAME\nkubeadm\\-init\\-phase\\-certs\\-apiserver \\- "),
+        "{page}"
+    );
+
+    // The installed binary runs, and says what upstream v1.25.16 says.
+    let dir = tempfile::tempdir().expect("dir");
+    let ours = run(&installed, &["version", "-o", "short"], dir.path(), &[]);
+    let upstream = run(&upstream_kubeadm(), &["version", "-o", "short"], dir.path(), &[]);
+    assert_eq!(ours, upstream);
+    assert_eq!(ours.stdout, "v1.25.16\n");
+
+    // Purged, nothing of it is left.
+    must(dpkg().args(["--purge", "kubeadm"]));
+    assert_eq!(show(&walk(root.path())), "", "left after purge");
+    let status = std::fs::read_to_string(admin.join("status")).expect("status");
+    assert!(!status.contains("Package: kubeadm"), "{status}");
+}
