@@ -3,7 +3,7 @@
 # pair (the ratio ours/upstream of each pair, then their median), with each side's median and spread,
 # CPU time and peak RSS. Figures go to the README by hand, never into tests (the machines are shared).
 #
-#   scripts/bench.sh [--runs N] [--offline-only] [--testbed-runs N] [--joins N] [--no-upgrade]
+#   scripts/bench.sh [--runs N] [--offline-only | --testbed-only] [--testbed-runs N] [--joins N] [--no-upgrade]
 #
 # Offline (no cluster; root, since --rootfs chroots), --runs pairs each (default 10, after one warm-up):
 #   offline-phases  `init phase certs all`, `kubeconfig all`, `control-plane all`, `etcd local`
@@ -13,7 +13,8 @@
 # On the testbed (root; skipped with --offline-only), --testbed-runs runs of testbed/scenarios/bench.sh
 # per side (default 1, the order alternating): init to exit, to node Ready, to CoreDNS available; one
 # worker join to exit and to Ready; --joins workers (default 8) joining at once, to the last exit and
-# to all Ready; `upgrade apply` v1.25.15 → v1.25.16 to exit (not with --no-upgrade); peak RSS.
+# to all Ready; `upgrade apply` v1.25.15 → v1.25.16 to exit (not with --no-upgrade); the peak RSS
+# of each kubeadm process; and a timeline of each command's output (<out>/*.timeline).
 #
 # Upstream is $KUBEADM_UPSTREAM, else the cache's build (testbed/upstream/build.sh kubeadm makes it);
 # ours is the release build of the workspace, built here. Keep the machine otherwise idle.
@@ -21,6 +22,7 @@ set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 runs=10
 testbed=1
+offline=1
 testbed_runs=1
 joins=8
 upgrade=1
@@ -28,10 +30,11 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --runs) runs=$2; shift 2 ;;
     --offline-only) testbed=0; shift ;;
+    --testbed-only) offline=0; shift ;;
     --testbed-runs) testbed_runs=$2; shift 2 ;;
     --joins) joins=$2; shift 2 ;;
     --no-upgrade) upgrade=0; shift ;;
-    *) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+    *) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
   esac
 done
 [ "$(id -u)" = 0 ] || { echo "bench: run as root (--rootfs chroots; the testbed needs root)" >&2; exit 1; }
@@ -47,8 +50,10 @@ mkdir -p "$out"
 echo "bench $(date -u +%Y-%m-%dT%H:%MZ) on $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo); load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "upstream: $upstream ($("$upstream" version -o short))"
 echo "ours:     $ours ($("$ours" version -o short), $(cd "$repo" && git rev-parse --short HEAD 2>/dev/null || echo '?'))"
-echo "offline, $runs pairs: median wall [p25-p75]; ratio ours/upstream: median of the pairs [min-max]; cpu and peak rss upstream/ours"
-python3 "$repo/scripts/bench.py" offline --upstream "$upstream" --ours "$ours" --runs "$runs" --json "$out/offline.json"
+if [ "$offline" = 1 ]; then
+  echo "offline, $runs pairs: median wall [p25-p75]; ratio ours/upstream: median of the pairs [min-max]; cpu and peak rss upstream/ours"
+  python3 "$repo/scripts/bench.py" offline --upstream "$upstream" --ours "$ours" --runs "$runs" --json "$out/offline.json"
+fi
 
 if [ "$testbed" = 1 ]; then
   : >"$out/testbed.jsonl"

@@ -7,7 +7,7 @@
 #   worker join (node2): to its exit, to Ready → TB_BENCH_JOINS workers (default 8: node3 …) joining
 #   at the same moment: until the last exits, until all are Ready → `kubeadm upgrade apply v1.25.16
 #   -y` on node1: to its exit.
-# Each kubeadm runs under /usr/bin/time for its peak RSS. Times come from `date +%s.%N` around the
+# Each kubeadm runs under lib/timed_run.py, for its own peak RSS and a timeline of its output. Times come from `date +%s.%N` around the
 # command; the Ready and Available times from polling every 0.2 s (a kubectl call takes about as
 # long), the same for both binaries.
 #
@@ -65,12 +65,14 @@ poll_until() {
     sleep 0.2
   done
 }
-# kubeadm_timed N NAME ARGS...: `kubeadm ARGS` on node N under /usr/bin/time (peak RSS in KiB to
-# $TB_RUN/nodeN/NAME.rss), output in $TB_RUN/nodeN/NAME.log.
+# kubeadm_timed N NAME ARGS...: `kubeadm ARGS` on node N under lib/timed_run.py (the peak RSS of the
+# kubeadm process in KiB to $TB_RUN/nodeN/NAME.rss), output in $TB_RUN/nodeN/NAME.log; each output
+# line with its time also goes to $TB_BENCH_OUT's folder as SIDE-RUN-nodeN-NAME.timeline.
 kubeadm_timed() {
   local n=$1 name=$2
   shift 2
-  tb_node_exec "$n" timeout 900 /usr/bin/time -f %M -o "$TB_RUN/node$n/$name.rss" "$@" >"$TB_RUN/node$n/$name.log" 2>&1
+  tb_node_exec "$n" timeout 900 python3 "$TB_LIB/timed_run.py" "$TB_RUN/node$n/$name.rss" \
+    "$(dirname "$out")/$side-$run-node$n-$name.timeline" "$@" >"$TB_RUN/node$n/$name.log" 2>&1
 }
 
 # The nodes beyond the four the other scenarios use get pod ranges of their own. They are not routed
@@ -83,6 +85,10 @@ tb_node_pod_cidr() {
 tb_log "bench run $run ($side): init ($version), 1 join, $joins joins at once, upgrade apply: $([ "$upgrade" = 0 ] && echo no || echo "to $new")"
 for n in $(seq 1 "$last"); do
   if [ "$upgrade" = 0 ]; then tb_node_create "$n"; else TB_NODE_IMAGE_SETS=$old tb_node_create "$n"; fi
+  # The kubelet service stopped until kubeadm (re)starts it: the testbed restarts an unconfigured
+  # kubelet every second (systemd every 10 s), and ten nodes doing so would take a good share of the
+  # two cores from whatever is timed. kubeadm's preflight only asks whether the service is enabled.
+  echo inactive >"$TB_RUN/node$n/kubelet.state"
 done
 { tb_control_plane_config | sed -e "s/^kubernetesVersion: $new\$/kubernetesVersion: $version/"
   tb_kube_proxy_config; } | tb_node_exec 1 sh -c 'mkdir -p /etc/testbed && cat > /etc/testbed/kubeadm-init.yaml'

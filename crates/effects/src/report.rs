@@ -44,6 +44,17 @@ pub trait Reporter: Send + Sync {
     fn info(&self, level: u8, source: &str, message: &str) {
         self.log(Severity::Info, level, source, message);
     }
+
+    /// Beyond upstream: a long wait goes on, for `elapsed` so far; `what` says what is waited for.
+    /// A terminal shows it on one line that each call rewrites and that any other output (or
+    /// [`Reporter::progress_end`]) clears first; everywhere else (a pipe, a file, the fakes)
+    /// nothing is shown, so the output stays upstream's byte for byte.
+    fn progress(&self, what: &str, elapsed: std::time::Duration) {
+        let _ = (what, elapsed);
+    }
+
+    /// The wait [`Reporter::progress`] showed is over: its line is cleared.
+    fn progress_end(&self) {}
 }
 
 /// Formats a klog header: severity, month and day, time with microseconds, thread (process) id and

@@ -405,11 +405,19 @@ mod tests {
         let port = listener.local_addr().expect("addr").port();
         let server = std::thread::spawn(move || {
             let (mut conn, _) = listener.accept().expect("accept");
-            let mut request = [0u8; 512];
-            let n = conn.read(&mut request).expect("read");
+            // The request may come in several writes: read up to the end of its head.
+            let mut request = Vec::new();
+            let mut chunk = [0u8; 512];
+            while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+                let n = conn.read(&mut chunk).expect("read");
+                if n == 0 {
+                    break;
+                }
+                request.extend_from_slice(&chunk[..n]);
+            }
             conn.write_all(b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n")
                 .expect("write");
-            String::from_utf8_lossy(&request[..n]).into_owned()
+            String::from_utf8_lossy(&request).into_owned()
         });
         let url = format!("http://127.0.0.1:{port}/healthz");
         assert_eq!(RealHostProbe.http_get(&url), Ok(503));

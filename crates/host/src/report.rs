@@ -1,8 +1,9 @@
 //! The terminal reporter: stdout and stderr, klog-formatted log lines with the real clock and pid.
 //! A closed pipe is not an error worth dying loudly for: output to it is dropped.
 
-use std::io::Write;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::io::{IsTerminal, Write};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use kubeadm_effects::report::{CivilTime, Reporter, Severity, klog_header};
 
@@ -11,26 +12,85 @@ use kubeadm_effects::report::{CivilTime, Reporter, Severity, klog_header};
 pub struct TerminalReporter {
     verbosity: u8,
     skip_headers: bool,
+    /// The progress line of long waits: only when stdout and stderr are both a terminal.
+    live: Option<Arc<Mutex<ProgressLine>>>,
 }
 
 impl TerminalReporter {
-    /// A reporter at `-v` level `verbosity`; `skip_headers` is klog's `--skip-headers`.
+    /// A reporter at `-v` level `verbosity`; `skip_headers` is klog's `--skip-headers`. Progress
+    /// lines are shown when stdout and stderr are both a terminal (and `TERM` is not `dumb`).
     pub fn new(verbosity: u8, skip_headers: bool) -> Self {
+        let terminal = std::io::stdout().is_terminal()
+            && std::io::stderr().is_terminal()
+            && std::env::var_os("TERM").is_some_and(|t| t != "dumb");
         Self {
             verbosity,
             skip_headers,
+            live: terminal.then(|| Arc::new(Mutex::new(ProgressLine::default()))),
         }
+    }
+
+    /// Clears a progress line before other output.
+    fn clear_progress(&self) {
+        if let Some(live) = &self.live
+            && let Ok(mut line) = live.lock()
+            && let Some(clear) = line.clear()
+        {
+            let _ = std::io::stderr().lock().write_all(clear.as_bytes());
+        }
+    }
+}
+
+/// The one line a wait shows on a terminal: what is waited for and the seconds so far, rewritten in
+/// place (carriage return, erase line) when either changes.
+#[derive(Debug, Default)]
+struct ProgressLine {
+    shown: Option<(String, u64)>,
+}
+
+/// Carriage return and ANSI "erase the whole line".
+const ERASE_LINE: &str = "\r\x1b[2K";
+
+impl ProgressLine {
+    /// What to write to show `what` after `elapsed`; nothing when the line already says so.
+    fn update(&mut self, what: &str, elapsed: Duration) -> Option<String> {
+        let secs = elapsed.as_secs();
+        if self.shown.as_ref().is_some_and(|(w, s)| w == what && *s == secs) {
+            return None;
+        }
+        self.shown = Some((what.to_string(), secs));
+        Some(format!("{ERASE_LINE}{what} ({secs}s)"))
+    }
+
+    /// What to write to take the line away, if one is shown.
+    fn clear(&mut self) -> Option<&'static str> {
+        self.shown.take().map(|_| ERASE_LINE)
     }
 }
 
 impl Reporter for TerminalReporter {
     fn out(&self, text: &str) {
+        self.clear_progress();
         let mut o = std::io::stdout().lock();
         let _ = o.write_all(text.as_bytes()).and_then(|_| o.flush());
     }
 
     fn err(&self, text: &str) {
+        self.clear_progress();
         let _ = std::io::stderr().lock().write_all(text.as_bytes());
+    }
+
+    fn progress(&self, what: &str, elapsed: Duration) {
+        if let Some(live) = &self.live
+            && let Ok(mut line) = live.lock()
+            && let Some(text) = line.update(what, elapsed)
+        {
+            let _ = std::io::stderr().lock().write_all(text.as_bytes());
+        }
+    }
+
+    fn progress_end(&self) {
+        self.clear_progress();
     }
 
     fn verbosity(&self) -> u8 {
@@ -86,6 +146,36 @@ fn civil_from_unix(secs: u64, micros: u32) -> CivilTime {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_progress_line_is_rewritten_when_it_changes_and_cleared_once() {
+        let mut line = ProgressLine::default();
+        assert_eq!(line.clear(), None, "nothing shown, nothing to clear");
+        let wait = "[wait-control-plane] the API server's /healthz";
+        assert_eq!(
+            line.update(wait, Duration::from_millis(300)).as_deref(),
+            Some("\r\x1b[2K[wait-control-plane] the API server's /healthz (0s)")
+        );
+        assert_eq!(line.update(wait, Duration::from_millis(900)), None, "same second");
+        assert_eq!(
+            line.update(wait, Duration::from_secs(12)).as_deref(),
+            Some("\r\x1b[2K[wait-control-plane] the API server's /healthz (12s)")
+        );
+        assert_eq!(
+            line.update("other", Duration::from_secs(12)).as_deref(),
+            Some("\r\x1b[2Kother (12s)")
+        );
+        assert_eq!(line.clear(), Some("\r\x1b[2K"));
+        assert_eq!(line.clear(), None);
+    }
+
+    #[test]
+    fn no_progress_off_a_terminal() {
+        // Under `cargo test` stdout is captured (not a terminal): nothing is set up to show.
+        if !std::io::stdout().is_terminal() || !std::io::stderr().is_terminal() {
+            assert!(TerminalReporter::new(0, false).live.is_none());
+        }
+    }
 
     #[test]
     fn civil_time_from_unix() {

@@ -107,8 +107,13 @@ fn wait_for_kubelet_and_api(
             }
             let pause = delay.min(timeout - elapsed);
             delay = (delay * 2).min(MAX_HEALTH_POLL);
+            data.reporter.progress(
+                "[wait-control-plane] Waiting for the API server to answer /healthz",
+                elapsed,
+            );
             Step::Again(pause)
         });
+    data.reporter.progress_end();
     waited.map_err(|e| match e {
         BesideKubelet::Wait(e) => e.to_string(),
         BesideKubelet::Kubelet(e) => e.to_string(),

@@ -276,18 +276,24 @@ fn node_is_ready(node: &Value) -> bool {
 /// beside it. `None` when either gives up (both with upstream's `timed out waiting for the
 /// condition`).
 fn wait_for_kubelet_conf(data: &JoinData, pacer: &dyn Cluster, path: &Path) -> Option<Box<dyn Cluster>> {
-    crate::kubelet::wait_beside_kubelet_check(pacer, &*data.host_probe, &|l| data.say(l), |elapsed| {
-        if data.fs.exists(path)
-            && let Ok(c) = data.client(&ClientSource::File(path))
-        {
-            return Step::Done(c);
-        }
-        if elapsed >= TLS_BOOTSTRAP_TIMEOUT {
-            return Step::Failed(());
-        }
-        Step::Again(TLS_BOOTSTRAP_INTERVAL.min(TLS_BOOTSTRAP_TIMEOUT - elapsed))
-    })
-    .ok()
+    let client =
+        crate::kubelet::wait_beside_kubelet_check(pacer, &*data.host_probe, &|l| data.say(l), |elapsed| {
+            if data.fs.exists(path)
+                && let Ok(c) = data.client(&ClientSource::File(path))
+            {
+                return Step::Done(c);
+            }
+            if elapsed >= TLS_BOOTSTRAP_TIMEOUT {
+                return Step::Failed(());
+            }
+            data.reporter.progress(
+                "[kubelet-start] Waiting for the kubelet's TLS bootstrap (kubelet.conf)",
+                elapsed,
+            );
+            Step::Again(TLS_BOOTSTRAP_INTERVAL.min(TLS_BOOTSTRAP_TIMEOUT - elapsed))
+        });
+    data.reporter.progress_end();
+    client.ok()
 }
 
 #[cfg(test)]

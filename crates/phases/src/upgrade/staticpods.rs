@@ -64,9 +64,11 @@ pub fn manifest_timeout(value: Option<&str>) -> Result<Duration, String> {
 pub fn timeout_text(d: Duration) -> String {
     go_duration(d)
 }
-/// How often the mirror Pods and the components' health are polled: upstream every
-/// `APICallRetryInterval` (500 ms), here every 100 ms (nothing is printed per poll).
-const POLL_INTERVAL: Duration = Duration::from_millis(100);
+/// How often the mirror Pods' hashes are polled: upstream every `APICallRetryInterval` (500 ms),
+/// here every 100 ms (nothing is printed per poll).
+const HASH_POLL_INTERVAL: Duration = Duration::from_millis(100);
+/// Upstream's `APICallRetryInterval`, kept where a failed poll prints a line (the Pods of a label).
+const POLL_INTERVAL: Duration = Duration::from_millis(500);
 /// How etcd is waited for after its upgrade: upstream tries 10 times, 15 s apart, so an etcd that
 /// needs one second more than the first try waits 15 s; here the same 150 s are spent in 300 tries
 /// 500 ms apart (nothing is printed per try).
@@ -721,21 +723,26 @@ impl StaticPodUpgrade<'_> {
         ))
     }
 
-    /// Polls `check` every [`POLL_INTERVAL`] until it answers or the timeout passes (on the wall clock, or
-    /// counted in pauses when pausing does not sleep, as with the fakes).
-    fn poll<T>(&self, mut check: impl FnMut() -> Option<T>) -> Option<T> {
+    /// Polls `check` every `interval` until it answers or the timeout passes (on the wall clock, or
+    /// counted in pauses when pausing does not sleep, as with the fakes); a terminal shows `what`
+    /// is waited for meanwhile.
+    fn poll<T>(&self, what: &str, interval: Duration, mut check: impl FnMut() -> Option<T>) -> Option<T> {
         let start = Instant::now();
         let mut paused = Duration::ZERO;
-        loop {
+        let answer = loop {
             if let Some(v) = check() {
-                return Some(v);
+                break Some(v);
             }
-            if start.elapsed() >= self.timeout || paused >= self.timeout {
-                return None;
+            let waited = start.elapsed().max(paused);
+            if waited >= self.timeout {
+                break None;
             }
-            self.cluster.pause(POLL_INTERVAL);
-            paused += POLL_INTERVAL;
-        }
+            self.reporter.progress(what, waited);
+            self.cluster.pause(interval);
+            paused += interval;
+        };
+        self.reporter.progress_end();
+        answer
     }
 
     fn mirror_pod_hash(&self, component: &str) -> Result<String, String> {
@@ -760,11 +767,14 @@ impl StaticPodUpgrade<'_> {
     /// Upstream's `WaitForStaticPodSingleHash`.
     fn wait_for_single_hash(&self, component: &str) -> Result<String, StaticPodUpgradeError> {
         let mut last = String::new();
-        self.poll(|| match self.mirror_pod_hash(component) {
-            Ok(h) => Some(h),
-            Err(e) => {
-                last = e;
-                None
+        let what = format!("[upgrade/staticpods] Waiting for the mirror Pod of {component}");
+        self.poll(&what, HASH_POLL_INTERVAL, || {
+            match self.mirror_pod_hash(component) {
+                Ok(h) => Some(h),
+                Err(e) => {
+                    last = e;
+                    None
+                }
             }
         })
         .ok_or_else(|| failed(last.clone()))
@@ -773,14 +783,17 @@ impl StaticPodUpgrade<'_> {
     /// Upstream's `WaitForStaticPodHashChange`.
     fn wait_for_hash_change(&self, component: &str, before: &str) -> Result<(), String> {
         let mut last: Option<String> = None;
-        let changed = self.poll(|| match self.mirror_pod_hash(component) {
-            Err(e) => {
-                last = Some(e);
-                None
-            }
-            Ok(h) => {
-                last = None;
-                (h != before).then_some(())
+        let what = format!("[upgrade/staticpods] Waiting for the kubelet to restart {component}");
+        let changed = self.poll(&what, HASH_POLL_INTERVAL, || {
+            match self.mirror_pod_hash(component) {
+                Err(e) => {
+                    last = Some(e);
+                    None
+                }
+                Ok(h) => {
+                    last = None;
+                    (h != before).then_some(())
+                }
             }
         });
         match (changed, last) {
@@ -801,7 +814,8 @@ impl StaticPodUpgrade<'_> {
             label_selector: selector.to_string(),
             ..ListOptions::default()
         };
-        self.poll(|| {
+        let what = format!("[upgrade/staticpods] Waiting for the Pods {selector} to run");
+        self.poll(&what, POLL_INTERVAL, || {
             let pods = match self
                 .cluster
                 .list(&Resource::core("pods"), "kube-system", &options)
