@@ -29,6 +29,7 @@ use kubeadm_phases::{KeyPool, pki_inputs};
 
 use crate::cobra::execute::Invocation;
 use crate::commands::config_load::{go_json_indent, load_or_default_init, log_warnings};
+use crate::commands::sorted_json;
 use crate::error::{CommandError, Output};
 use crate::setup::host_facts;
 use crate::setup::reporter;
@@ -161,29 +162,11 @@ pub(crate) fn check_expiration(inv: &Invocation<'_>, out: &mut Output) -> Result
             out.push('\n');
         }
         // Its YAML printer: the JSON through sigs.k8s.io/yaml, keys sorted.
-        Format::Yaml => out.push_str(&kubeadm_yaml::to_string(&sorted_keys(&expiration_info(
-            &rows, &ca_rows, now_time,
-        )))),
+        Format::Yaml => out.push_str(&kubeadm_yaml::to_string(&sorted_json::sorted_keys(
+            &expiration_info(&rows, &ca_rows, now_time),
+        ))),
     }
     Ok(())
-}
-
-/// JSON with object keys sorted, as the YAML printer's round trip through a Go map sorts them.
-fn sorted_keys(value: &serde_json::Value) -> serde_json::Value {
-    match value {
-        serde_json::Value::Object(m) => {
-            let mut entries: Vec<_> = m.iter().collect();
-            entries.sort_by(|a, b| a.0.cmp(b.0));
-            serde_json::Value::Object(
-                entries
-                    .into_iter()
-                    .map(|(k, v)| (k.clone(), sorted_keys(v)))
-                    .collect(),
-            )
-        }
-        serde_json::Value::Array(items) => serde_json::Value::Array(items.iter().map(sorted_keys).collect()),
-        other => other.clone(),
-    }
 }
 
 /// `kubeadm certs renew <name>` and `certs renew all`.

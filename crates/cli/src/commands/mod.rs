@@ -2,7 +2,7 @@
 //! and the dispatch table that maps a command path to its handler. A handler parses its flags,
 //! builds the workflow's data (the configuration, and the effects from `crate::setup`), runs it and
 //! reports; the work itself is in `kubeadm-phases`. What several handlers share has a module of its
-//! own (`config_load`, `patches`, `init_options`, `mixed_args`), so that no handler imports another
+//! own (`config_load`, `patches`, `init_options`, `mixed_args`, `sorted_json`), so that no handler imports another
 //! and no module imports this table (`.ci/modcycles.py` checks it).
 //!
 //! # Adding a handler
@@ -34,6 +34,7 @@ pub(crate) mod mixed_args;
 mod patches;
 mod reset;
 mod secrets;
+pub(crate) mod sorted_json;
 mod token;
 mod upgrade_apply;
 mod upgrade_diff;

@@ -20,6 +20,7 @@ use kubeadm_phases::init::finish::{JoinInputs, ca_pins, current_cluster, join_co
 use crate::cobra::execute::Invocation;
 use crate::commands::config_load::{defaulted_init, go_json_indent, load_or_default_init, log_warnings};
 use crate::commands::mixed_args;
+use crate::commands::sorted_json;
 use crate::error::{CommandError, Output};
 use crate::setup::host_facts;
 use crate::setup::reporter;
@@ -239,23 +240,6 @@ fn output_object(token: &BootstrapToken) -> serde_json::Value {
     object
 }
 
-/// JSON with object keys sorted, as the YAML printer's round trip through a Go map sorts them.
-fn sorted_keys(value: &serde_json::Value) -> serde_json::Value {
-    match value {
-        serde_json::Value::Object(m) => {
-            let mut entries: Vec<_> = m.iter().collect();
-            entries.sort_by(|a, b| a.0.cmp(b.0));
-            serde_json::Value::Object(
-                entries
-                    .into_iter()
-                    .map(|(k, v)| (k.clone(), sorted_keys(v)))
-                    .collect(),
-            )
-        }
-        other => other.clone(),
-    }
-}
-
 /// `kubeadm token list`.
 pub(crate) fn list(inv: &Invocation<'_>, out: &mut Output) -> Result<(), CommandError> {
     let path = kubeconfig_path(inv);
@@ -298,7 +282,9 @@ pub(crate) fn list(inv: &Invocation<'_>, out: &mut Output) -> Result<(), Command
                 if printed > 0 {
                     out.push_str("---\n");
                 }
-                out.push_str(&kubeadm_yaml::to_string(&sorted_keys(&output_object(&token))));
+                out.push_str(&kubeadm_yaml::to_string(&sorted_json::sorted_keys(
+                    &output_object(&token),
+                )));
             }
         }
         printed += 1;
