@@ -5,6 +5,7 @@
 //! The wait is `kubeadm init` with every phase before `wait-control-plane` skipped, in a `--rootfs`
 //! (so root) holding only an admin.conf for an API server on port 1 of the loopback, where nothing
 //! listens: the wait goes on until the test's `timeout` stops it.
+//! The second test does the same for an image pull.
 // A test sets up its files and runs programs directly.
 #![allow(clippy::disallowed_methods)]
 
@@ -103,6 +104,45 @@ fn a_terminal_shows_the_wait_and_a_pipe_does_not() {
     );
     assert!(
         !stderr.contains(WAITING) && !stderr.contains('\x1b'),
+        "{stderr:?}"
+    );
+}
+
+/// An image pull from a runtime that takes the connection and never answers: on a terminal the pull
+/// shows with its seconds so far; through a pipe nothing is printed while it lasts.
+#[test]
+fn a_terminal_shows_an_image_pull_and_a_pipe_does_not() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let socket = dir.path().join("cri.sock");
+    let listener = std::os::unix::net::UnixListener::bind(&socket).expect("bind");
+    // Connections are accepted and kept open, unanswered, until the test ends.
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming() {
+            held.push(stream);
+        }
+    });
+    let command = format!(
+        "timeout 3 {} config images pull --kubernetes-version v1.25.16 --cri-socket unix://{}",
+        env!("CARGO_BIN_EXE_kubeadm"),
+        socket.display()
+    );
+    let pulling = "[config/images] Pulling registry.k8s.io/kube-apiserver:v1.25.16";
+
+    let shown = run("script", &["-qfec", &command, "/dev/null"]);
+    let shown = String::from_utf8_lossy(&shown.stdout).replace("\r\n", "\n");
+    let line = format!("\r\x1b[2K{pulling} (0s)");
+    assert!(shown.contains(&line), "no {line:?} in {shown:?}");
+    assert!(
+        !shown.contains(&format!("{pulling} (0s)\n")),
+        "the line never ends: {shown:?}"
+    );
+
+    let piped = run("sh", &["-c", &command]);
+    assert_eq!(String::from_utf8_lossy(&piped.stdout), "");
+    let stderr = String::from_utf8_lossy(&piped.stderr);
+    assert!(
+        !stderr.contains(pulling) && !stderr.contains('\x1b'),
         "{stderr:?}"
     );
 }

@@ -451,6 +451,69 @@ pub trait Runtime: fmt::Debug {
     }
 }
 
+/// Beyond upstream: a [`Runtime`] that shows each image pull of `runtime` as progress on `reporter`
+/// (`[<prefix>] Pulling <image>` and its seconds so far, on a terminal only; see
+/// [`crate::report::with_progress`]); every other call goes straight through.
+pub struct PullProgress<'a> {
+    /// The runtime that does the work.
+    pub runtime: &'a dyn Runtime,
+    /// Where the progress goes.
+    pub reporter: &'a dyn crate::report::Reporter,
+    /// The output prefix of the command (`preflight`, `upgrade/prepull`, `config/images`).
+    pub prefix: &'a str,
+}
+
+impl fmt::Debug for PullProgress<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PullProgress")
+            .field("runtime", &self.runtime)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Runtime for PullProgress<'_> {
+    fn endpoint(&self) -> &str {
+        self.runtime.endpoint()
+    }
+    fn version(&self) -> Result<RuntimeVersion, CriError> {
+        self.runtime.version()
+    }
+    fn status(&self) -> Result<RuntimeStatus, CriError> {
+        self.runtime.status()
+    }
+    fn list_images(&self) -> Result<Vec<Image>, CriError> {
+        self.runtime.list_images()
+    }
+    fn image_status(&self, image: &str) -> Result<Option<Image>, CriError> {
+        self.runtime.image_status(image)
+    }
+    fn pull_image_once(&self, image: &str) -> Result<String, CriError> {
+        let what = format!("[{}] Pulling {image}", self.prefix);
+        crate::report::with_progress(self.reporter, &what, || self.runtime.pull_image_once(image))
+    }
+    fn list_pod_sandboxes(&self) -> Result<Vec<PodSandbox>, CriError> {
+        self.runtime.list_pod_sandboxes()
+    }
+    fn stop_pod_sandbox(&self, id: &str) -> Result<(), CriError> {
+        self.runtime.stop_pod_sandbox(id)
+    }
+    fn remove_pod_sandbox(&self, id: &str) -> Result<(), CriError> {
+        self.runtime.remove_pod_sandbox(id)
+    }
+    fn list_containers(&self) -> Result<Vec<Container>, CriError> {
+        self.runtime.list_containers()
+    }
+    fn container_status(&self, id: &str) -> Result<Option<Container>, CriError> {
+        self.runtime.container_status(id)
+    }
+    fn is_running(&self) -> Result<(), CriError> {
+        self.runtime.is_running()
+    }
+    fn image_exists(&self, image: &str) -> Result<bool, CriError> {
+        self.runtime.image_exists(image)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -534,6 +597,62 @@ mod tests {
             }
             Ok(())
         }
+    }
+
+    /// What a terminal would show of the progress, and where it ended.
+    #[derive(Default)]
+    struct Shown(std::sync::Mutex<Vec<String>>);
+
+    impl crate::report::Reporter for Shown {
+        fn out(&self, text: &str) {
+            self.0.lock().expect("lock").push(format!("out {text}"));
+        }
+        fn err(&self, text: &str) {
+            self.0.lock().expect("lock").push(format!("err {text}"));
+        }
+        fn verbosity(&self) -> u8 {
+            0
+        }
+        fn log(&self, _: crate::report::Severity, _: u8, _: &str, _: &str) {}
+        fn progress(&self, what: &str, _: std::time::Duration) {
+            self.0.lock().expect("lock").push(format!("progress {what}"));
+        }
+        fn progress_end(&self) {
+            self.0.lock().expect("lock").push("end".into());
+        }
+    }
+
+    #[test]
+    fn pull_progress_shows_each_pull_attempt_and_passes_the_rest_through() {
+        let rt = Scripted {
+            pull_failures: 1,
+            ..Default::default()
+        };
+        let shown = Shown::default();
+        let wrapped = PullProgress {
+            runtime: &rt,
+            reporter: &shown,
+            prefix: "preflight",
+        };
+        assert_eq!(
+            wrapped.pull_image("img:1").expect("second attempt"),
+            "sha256:img:1"
+        );
+        assert!(wrapped.image_exists("present:1").expect("status"));
+        assert_eq!(wrapped.endpoint(), "unix:///run/test.sock");
+        let mut shown = shown.0.into_inner().expect("lock");
+        // A pull slower than a second would show its line again, with more seconds.
+        shown.dedup();
+        assert_eq!(
+            shown,
+            [
+                "progress [preflight] Pulling img:1",
+                "end",
+                "progress [preflight] Pulling img:1",
+                "end"
+            ]
+        );
+        assert_eq!(rt.count("pull"), 2);
     }
 
     #[test]

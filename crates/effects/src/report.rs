@@ -57,6 +57,34 @@ pub trait Reporter: Send + Sync {
     fn progress_end(&self) {}
 }
 
+/// Beyond upstream: runs `work`, one blocking call (an image pull), while a second thread shows
+/// `what` and the seconds so far through [`Reporter::progress`] once a second; the line is cleared
+/// when `work` returns. Where progress is not shown, the thread only waits.
+pub fn with_progress<T>(reporter: &dyn Reporter, what: &str, work: impl FnOnce() -> T) -> T {
+    use std::sync::mpsc::{RecvTimeoutError, channel};
+    use std::time::{Duration, Instant};
+    let (done, finished) = channel::<()>();
+    let out = std::thread::scope(|s| {
+        s.spawn(move || {
+            let start = Instant::now();
+            loop {
+                reporter.progress(what, start.elapsed());
+                if !matches!(
+                    finished.recv_timeout(Duration::from_secs(1)),
+                    Err(RecvTimeoutError::Timeout)
+                ) {
+                    break;
+                }
+            }
+        });
+        let out = work();
+        drop(done);
+        out
+    });
+    reporter.progress_end();
+    out
+}
+
 /// Formats a klog header: severity, month and day, time with microseconds, thread (process) id and
 /// source, e.g. `W1130 06:10:04.676793   18522 images.rs:80] `.
 pub fn klog_header(severity: Severity, civil: CivilTime, pid: u32, source: &str) -> String {

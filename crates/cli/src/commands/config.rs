@@ -7,7 +7,7 @@ use kubeadm_api::dynamic::DynamicInputs;
 use kubeadm_api::internal::InitConfig;
 use kubeadm_api::v1beta3::{ClusterConfiguration, InitConfiguration};
 use kubeadm_api::{features, migrate, print, version};
-use kubeadm_effects::cri::Runtime;
+use kubeadm_effects::cri::{PullProgress, Runtime};
 use kubeadm_effects::fs::Fs;
 use kubeadm_effects::report::Reporter;
 use kubeadm_host::fs::RealFs;
@@ -162,7 +162,15 @@ pub(crate) fn images_pull(inv: &Invocation<'_>, _out: &mut Output) -> Result<(),
     let images = control_plane_images(&rep, &cfg);
     let socket = &cfg.init.node_registration.cri_socket;
     match kubeadm_host::cri::CriClient::new(socket) {
-        Ok(runtime) => pull_images(&runtime, &images, &rep),
+        Ok(runtime) => {
+            // On a terminal, each pull shows on one line while it runs.
+            let runtime = PullProgress {
+                runtime: &runtime,
+                reporter: &rep,
+                prefix: "config/images",
+            };
+            pull_images(&runtime, &images, &rep)
+        }
         // Upstream only finds out at the first `crictl pull` that it cannot use the endpoint, and says
         // so for that image.
         Err(e) => Err(pull_failed(images.first().map_or("", String::as_str), &e)),

@@ -19,6 +19,7 @@ use kubeadm_core::layout::{KUBELET_CONF, KUBERNETES_DIR, Layout, MANIFESTS_DIR};
 use kubeadm_core::upgrade::policy::{PolicyFlags, enforce_version_policies, format_errors};
 use kubeadm_core::upgrade::version::SemanticVersion;
 use kubeadm_effects::cluster::Cluster;
+use kubeadm_effects::cri::PullProgress;
 use kubeadm_effects::fs::Fs;
 use kubeadm_effects::report::Reporter;
 use kubeadm_phases::preflight::{IgnoreSet, pull_images};
@@ -175,6 +176,11 @@ pub(crate) fn run(inv: &Invocation<'_>, _: &mut Output) -> Result<(), CommandErr
 
     let runtime = crate::setup::runtime(&cfg.init.node_registration.cri_socket)
         .map_err(|e| CommandError::Failed(e.to_string()))?;
+    let runtime = PullProgress {
+        runtime: &runtime,
+        reporter: &rep,
+        prefix: "upgrade/prepull",
+    };
     pull_images(&cfg, &ignore, &*host_probe, &runtime, dry_run, "upgrade/prepull")
         .report(&rep)
         .map_err(|e| CommandError::Preflight(e.to_string()))?;

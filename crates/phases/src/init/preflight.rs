@@ -1,6 +1,7 @@
 //! The `preflight` phase of `kubeadm init` (upstream's `cmd/phases/init/preflight.go`): the checks
 //! of [`crate::preflight`] in init's order, their lines, and the error that stops the run.
 
+use kubeadm_effects::cri::PullProgress;
 use kubeadm_workflow::PhaseError;
 
 use crate::InitData;
@@ -10,13 +11,13 @@ use crate::preflight::{IgnoreSet, Stream, run_init_preflight};
 /// [`crate::preflight::PreflightError`] (exit code 2) when a check that is not ignored fails.
 pub(crate) fn run(data: &mut InitData) -> Result<(), PhaseError> {
     let ignore = IgnoreSet::from(data.ignore_preflight_errors.clone());
-    let run = run_init_preflight(
-        &data.cfg,
-        &ignore,
-        &*data.host_probe,
-        &*data.runtime,
-        data.dry_run,
-    );
+    // On a terminal, each image pull shows on one line while it runs.
+    let runtime = PullProgress {
+        runtime: &*data.runtime,
+        reporter: &*data.reporter,
+        prefix: "preflight",
+    };
+    let run = run_init_preflight(&data.cfg, &ignore, &*data.host_probe, &runtime, data.dry_run);
     for (stream, text) in &run.output {
         match stream {
             Stream::Stdout => data.reporter.out(text),

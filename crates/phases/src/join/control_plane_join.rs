@@ -125,21 +125,30 @@ pub(crate) fn run_etcd(data: &mut JoinData) -> Result<(), PhaseError> {
     }
     let retries = (ETCD_JOIN_TIMEOUT.as_secs() / ETCD_POLL_INTERVAL.as_secs()) as u32;
     let client = cp.cluster.client().map_err(JoinEtcdError::Client)?;
-    let pause = |d: Duration| client.pause(d);
-    wait_for_cluster_available(&*etcd, &endpoints, retries, ETCD_POLL_INTERVAL, &pause).map_err(
-        |source| {
-            // Beyond upstream: the kubelet, the etcd image and container, its last log lines.
-            cp.reporter
-                .out(&crate::init::wait_control_plane::static_pods_diagnosis(
-                    cp,
-                    &["etcd"],
-                ));
-            JoinEtcdError::Wait {
-                manifest: cp.manifest_dir.join("etcd.yaml").display().to_string(),
-                source,
-            }
-        },
-    )?;
+    // On a terminal, the wait and its seconds so far on one line (nothing anywhere else).
+    let waited = std::cell::Cell::new(Duration::ZERO);
+    let pause = |d: Duration| {
+        cp.reporter.progress(
+            "[etcd] Waiting for the new etcd member to join the cluster",
+            waited.get(),
+        );
+        client.pause(d);
+        waited.set(waited.get() + d);
+    };
+    let available = wait_for_cluster_available(&*etcd, &endpoints, retries, ETCD_POLL_INTERVAL, &pause);
+    cp.reporter.progress_end();
+    available.map_err(|source| {
+        // Beyond upstream: the kubelet, the etcd image and container, its last log lines.
+        cp.reporter
+            .out(&crate::init::wait_control_plane::static_pods_diagnosis(
+                cp,
+                &["etcd"],
+            ));
+        JoinEtcdError::Wait {
+            manifest: cp.manifest_dir.join("etcd.yaml").display().to_string(),
+            source,
+        }
+    })?;
     Ok(())
 }
 

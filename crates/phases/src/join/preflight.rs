@@ -7,6 +7,7 @@ use std::path::Path;
 
 use kubeadm_api::internal::InitConfig;
 use kubeadm_core::pki::{CertInfo, PrivateKey};
+use kubeadm_effects::cri::PullProgress;
 use kubeadm_effects::fs::Fs;
 use kubeadm_workflow::PhaseError;
 
@@ -44,11 +45,16 @@ pub(crate) fn run_preflight(data: &mut JoinData) -> Result<(), PhaseError> {
     let checks = control_plane_join_checks(cfg, has_key);
     let run = run_checks(&checks, &*data.host_probe, &*data.runtime, &ignore);
     report(data, run)?;
+    let runtime = PullProgress {
+        runtime: &*data.runtime,
+        reporter: &*data.reporter,
+        prefix: "preflight",
+    };
     let pull = pull_images(
         cfg,
         &ignore,
         &*data.host_probe,
-        &*data.runtime,
+        &runtime,
         data.dry_run,
         "preflight",
     );

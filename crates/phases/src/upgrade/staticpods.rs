@@ -526,8 +526,18 @@ impl StaticPodUpgrade<'_> {
     /// `[upgrade/etcd] Waiting for <what> to become available`, up to 150 s as upstream.
     fn wait_for_etcd(&self, etcd: &dyn Etcd, endpoints: &[String], what: &str) -> Result<(), WaitEtcdError> {
         self.say(&format!("[upgrade/etcd] Waiting for {what} to become available"));
-        let pause = |d: Duration| self.cluster.pause(d);
-        wait_for_cluster_available(etcd, endpoints, ETCD_RETRIES, ETCD_RETRY_INTERVAL, &pause)
+        // On a terminal, the wait and its seconds so far on one line (nothing anywhere else).
+        let waited = std::cell::Cell::new(Duration::ZERO);
+        let label = format!("[upgrade/etcd] Waiting for {what} to become available");
+        let pause = |d: Duration| {
+            self.reporter.progress(&label, waited.get());
+            self.cluster.pause(d);
+            waited.set(waited.get() + d);
+        };
+        let available =
+            wait_for_cluster_available(etcd, endpoints, ETCD_RETRIES, ETCD_RETRY_INTERVAL, &pause);
+        self.reporter.progress_end();
+        available
     }
 
     /// The last wait after a rollback: nothing is left to try when it fails.

@@ -1,6 +1,7 @@
 //! The `preflight` phase of `kubeadm upgrade node` (upstream's `cmd/phases/upgrade/node/preflight.go`):
 //! the root check, then the image pull of a control-plane node (a worker skips it).
 
+use kubeadm_effects::cri::PullProgress;
 use kubeadm_workflow::PhaseError;
 
 use crate::preflight::{IgnoreSet, pull_images, root_checks, run_checks};
@@ -15,11 +16,16 @@ pub(crate) fn run_preflight(data: &mut NodeData) -> Result<(), PhaseError> {
         data.say("[preflight] Skipping prepull. Not a control plane node.");
         return Ok(());
     }
+    let runtime = PullProgress {
+        runtime: &*data.runtime,
+        reporter: &*data.reporter,
+        prefix: "preflight",
+    };
     pull_images(
         &data.cfg,
         &ignore,
         &*data.host_probe,
-        &*data.runtime,
+        &runtime,
         data.dry_run,
         "preflight",
     )
