@@ -391,3 +391,41 @@ fn bad_extra_volumes_are_refused_and_leave_manifests_as_they_were() {
         failures.join("\n")
     );
 }
+
+/// Where the `[patches]` lines come: upstream reads the directory where a phase first applies a patch
+/// (the first manifest `control-plane` writes) and prints its lines there, once per run.
+#[test]
+fn patches_are_announced_where_upstream_reads_them() {
+    let ours = PathBuf::from(env!("CARGO_BIN_EXE_kubeadm"));
+    let mut outputs = Vec::new();
+    for bin in [upstream_kubeadm(), ours] {
+        let root = tempfile::tempdir().expect("root");
+        std::fs::write(root.path().join("c.yaml"), PATCHES_CONFIG).expect("config");
+        let patches = root.path().join("patches");
+        std::fs::create_dir(&patches).expect("patches dir");
+        std::fs::write(
+            patches.join("kube-scheduler0+strategic.yaml"),
+            "metadata: {annotations: {patched: \"yes\"}}",
+        )
+        .expect("patch");
+        std::fs::write(
+            patches.join("etcd+merge.yaml"),
+            "metadata: {labels: {patched: \"yes\"}}",
+        )
+        .expect("patch");
+        std::fs::write(patches.join("notes.txt"), "not a patch").expect("ignored file");
+        let rootfs = root.path().to_str().expect("utf8");
+        let mut stdout = String::new();
+        for phase in [["control-plane", "all"], ["etcd", "local"]] {
+            let args = [
+                "--rootfs", rootfs, "init", "phase", phase[0], phase[1], "--config", "/c.yaml",
+            ];
+            let r = run(&bin, &args, root.path(), &[]);
+            assert_eq!(r.code, 0, "{} {args:?}: {}", bin.display(), r.stderr);
+            stdout.push_str(&r.stdout);
+        }
+        outputs.push(stdout);
+    }
+    assert!(outputs[0].contains("[patches] Reading patches"), "{}", outputs[0]);
+    assert_eq!(outputs[0], outputs[1], "{}", diff(&outputs[0], &outputs[1]));
+}

@@ -26,6 +26,7 @@ pub mod init;
 pub mod join;
 mod kubelet;
 mod mirror_pods;
+pub mod patches;
 pub mod preflight;
 pub mod renewal;
 pub mod reset;

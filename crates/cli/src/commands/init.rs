@@ -9,7 +9,7 @@ use kubeadm_phases::InitData;
 
 use crate::cobra::execute::Invocation;
 use crate::commands::init_options::{self, InitOptions};
-use crate::commands::patches::read_patches;
+use crate::commands::patches::lazy_patches;
 use crate::error::CommandError;
 use crate::setup::{self, manifest_host_facts, reporter, unix_now};
 
@@ -89,17 +89,8 @@ fn cluster_access(inv: &Invocation<'_>, opts: &InitOptions) -> kubeadm_phases::C
 fn context(inv: &Invocation<'_>, opts: InitOptions) -> Result<InitData, CommandError> {
     let cluster = cluster_access(inv, &opts);
     let fs = setup::fs(opts.dry_run);
-    let patches = if opts.patches_dir.is_empty() {
-        None
-    } else {
-        Some(read_patches(&*fs, &opts.patches_dir)?)
-    };
+    let patches = (!opts.patches_dir.is_empty()).then(|| lazy_patches(&opts.patches_dir));
     let rep = reporter(inv);
-    if let Some(pm) = &patches {
-        for m in pm.messages() {
-            kubeadm_effects::report::Reporter::out(&rep, &format!("{m}\n"));
-        }
-    }
     let base = init_data(
         opts.cfg,
         opts.dry_run,
@@ -126,7 +117,7 @@ pub(crate) fn init_data(
     dry_run: bool,
     fs: Box<dyn kubeadm_effects::fs::Fs>,
     rep: kubeadm_host::report::TerminalReporter,
-    patches: Option<kubeadm_core::patches::PatchManager>,
+    patches: Option<kubeadm_phases::patches::Patches>,
     kubeconfig_dir: PathBuf,
     cluster: kubeadm_phases::ClusterAccess,
 ) -> Result<InitData, String> {

@@ -241,20 +241,8 @@ fn connect(source: &ClientSource<'_>) -> Result<Box<dyn Cluster>, String> {
 fn context(inv: &Invocation<'_>, cfg: JoinConfig) -> Result<JoinData, CommandError> {
     let patches_dir =
         crate::commands::patches::patches_dir(inv.flags.string("patches"), cfg.join.patches.as_ref());
-    let patches = if patches_dir.is_empty() {
-        None
-    } else {
-        Some(crate::commands::patches::read_patches(
-            &kubeadm_host::fs::RealFs,
-            &patches_dir,
-        )?)
-    };
+    let patches = (!patches_dir.is_empty()).then(|| crate::commands::patches::lazy_patches(&patches_dir));
     let rep = reporter(inv);
-    if let Some(pm) = &patches {
-        for m in pm.messages() {
-            rep.out(&format!("{m}\n"));
-        }
-    }
     let ignore = cfg
         .join
         .node_registration
@@ -294,7 +282,7 @@ fn context(inv: &Invocation<'_>, cfg: JoinConfig) -> Result<JoinData, CommandErr
         kubelet_dir: Layout::default().kubelet_dir(),
         hostname: setup::hostname(),
         host: host_facts::gather(),
-        patches,
+        patches: patches.clone(),
         init_system: setup::init_system(dry_run),
         host_probe: setup::host_probe(),
         runtime: Box::new(runtime),
@@ -304,7 +292,7 @@ fn context(inv: &Invocation<'_>, cfg: JoinConfig) -> Result<JoinData, CommandErr
         fetch_url: Box::new(|url| kubeadm_host::https::get(url).map_err(|e| e.to_string())),
         tls_bootstrap,
         init_cfg: None,
-        control_plane_context: control_plane_context(rep.clone(), patches_dir, fs, dry_run),
+        control_plane_context: control_plane_context(rep.clone(), patches.clone(), fs, dry_run),
         control_plane: None,
         etcd: setup::etcd_connector(),
         cfg: cfg.join,
@@ -312,21 +300,16 @@ fn context(inv: &Invocation<'_>, cfg: JoinConfig) -> Result<JoinData, CommandErr
 }
 
 /// The context of a joining control plane's phases: `kubeadm init`'s, with the join's file system
-/// (the dry-run overlay in a dry run), the API client from `admin.conf` and the same patches (read
-/// again, without their lines).
+/// (the dry-run overlay in a dry run), the API client from `admin.conf` and the join's patches (read
+/// and announced once for both).
 fn control_plane_context(
     rep: kubeadm_host::report::TerminalReporter,
-    patches_dir: String,
+    patches: Option<kubeadm_phases::patches::Patches>,
     shared_fs: std::sync::Arc<dyn kubeadm_effects::fs::Fs>,
     dry_run: bool,
 ) -> kubeadm_phases::join::ControlPlaneContext {
     Box::new(move |cfg: InitConfig| {
         let fs: Box<dyn kubeadm_effects::fs::Fs> = Box::new(shared_fs.clone());
-        let patches = if patches_dir.is_empty() {
-            None
-        } else {
-            Some(crate::commands::patches::read_patches(&*fs, &patches_dir).map_err(|e| e.to_string())?)
-        };
         let cert_dir = PathBuf::from(&cfg.cluster.certificates_dir);
         let external_ca = fs.exists(&cert_dir.join("ca.crt")) && !fs.exists(&cert_dir.join("ca.key"));
         let cluster = setup::cluster_access(PathBuf::from(ADMIN_CONF));
@@ -335,7 +318,7 @@ fn control_plane_context(
             dry_run,
             fs,
             rep.clone(),
-            patches,
+            patches.clone(),
             Layout::default().kubernetes_dir(),
             cluster,
         )?;

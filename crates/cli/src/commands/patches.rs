@@ -5,8 +5,7 @@ use std::path::Path;
 
 use kubeadm_core::patches::{PatchFile, PatchManager};
 use kubeadm_effects::fs::Fs;
-
-use crate::error::CommandError;
+use kubeadm_phases::patches::Patches;
 
 /// The patch directory: `--patches` when given, else the configuration's `patches.directory`.
 pub(crate) fn patches_dir(flag: String, from_config: Option<&kubeadm_api::v1beta3::Patches>) -> String {
@@ -17,13 +16,17 @@ pub(crate) fn patches_dir(flag: String, from_config: Option<&kubeadm_api::v1beta
     }
 }
 
-/// Reads every regular file under a patch directory, subdirectories included (upstream walks the
-/// directory once per run).
-pub(crate) fn read_patches(fs: &dyn Fs, dir: &str) -> Result<PatchManager, CommandError> {
-    read_patch_dir(fs, dir).map_err(|e| CommandError::Failed(e.detailed()))
+/// The patch directory of `init` and `join`, read from the host where a phase first needs it.
+pub(crate) fn lazy_patches(dir: &str) -> Patches {
+    let owned = dir.to_string();
+    Patches::new(
+        dir,
+        Box::new(move || read_patch_dir(&kubeadm_host::fs::RealFs, &owned)),
+    )
 }
 
-/// [`read_patches`], with the patch error itself.
+/// Reads every regular file under a patch directory, subdirectories included (upstream walks the
+/// directory once per run).
 pub(crate) fn read_patch_dir(
     fs: &dyn Fs,
     dir: &str,

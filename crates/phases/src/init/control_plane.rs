@@ -14,7 +14,18 @@ pub(crate) fn run_parent(data: &mut InitData) -> Result<(), PhaseError> {
         "[control-plane] Using manifest folder {:?}",
         data.manifest_dir.display().to_string()
     ));
-    if let Some(pm) = &data.patches {
+    // Read (not yet announced: upstream prints its lines at the first manifest it patches).
+    if let Some(patches) = &data.patches {
+        let pm = match patches.peek() {
+            Ok(pm) => pm,
+            Err(_) => {
+                let source = patches.get(&|l| data.say(l)).expect_err("failed to read");
+                return Err(Box::new(ControlPlaneError::Patch {
+                    component: "kube-apiserver".into(),
+                    source,
+                }));
+            }
+        };
         for component in Component::ALL {
             let pod = build(data, component);
             pm.patch_static_pod(&pod)
@@ -96,7 +107,13 @@ pub(crate) fn write_static_pod(data: &mut InitData, pod: StaticPod) -> Result<()
         data.reporter.warn("manifests.rs", w);
     }
     let pod = match &data.patches {
-        Some(pm) => {
+        Some(patches) => {
+            let pm = patches
+                .get(&|l| data.say(l))
+                .map_err(|source| ControlPlaneError::Patch {
+                    component: pod.name.clone(),
+                    source,
+                })?;
             let (patched, messages) =
                 pm.patch_static_pod(&pod)
                     .map_err(|source| ControlPlaneError::Patch {

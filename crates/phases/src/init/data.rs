@@ -5,7 +5,6 @@ use std::path::PathBuf;
 
 use kubeadm_api::internal::InitConfig;
 use kubeadm_core::layout::ADMIN_CONF;
-use kubeadm_core::patches::PatchManager;
 use kubeadm_effects::cluster::Cluster;
 use kubeadm_effects::cri::Runtime;
 use kubeadm_effects::fs::Fs;
@@ -45,8 +44,8 @@ pub struct InitData {
     pub runtime: Box<dyn Runtime>,
     /// Where kubeconfig files go (`--kubeconfig-dir`).
     pub kubeconfig_dir: PathBuf,
-    /// Patches to apply to what the phases write, read once per run (`--patches`).
-    pub patches: Option<PatchManager>,
+    /// Patches to apply to what the phases write (`--patches`), read where first needed.
+    pub patches: Option<crate::patches::Patches>,
     /// Facts about the host that manifests depend on.
     pub manifest_facts: kubeadm_core::manifests::ManifestHostFacts,
     /// The file system (real, or the dry-run overlay).

@@ -40,8 +40,12 @@ pub(crate) fn run_start(data: &mut InitData) -> Result<(), PhaseError> {
         .kubelet
         .as_ref()
         .ok_or(KubeletError::NoConfig)?;
-    let (config_path, text) = config_file(kc, data.patches.as_ref(), &data.kubelet_dir, &|l| data.say(l))
-        .map_err(KubeletError::Patch)?;
+    let patches = match &data.patches {
+        Some(p) => Some(p.get(&|l| data.say(l)).map_err(KubeletError::Patch)?),
+        None => None,
+    };
+    let (config_path, text) =
+        config_file(kc, patches, &data.kubelet_dir, &|l| data.say(l)).map_err(KubeletError::Patch)?;
     write(
         data,
         &config_path,

@@ -8,7 +8,6 @@ use std::path::{Path, PathBuf};
 use kubeadm_api::dynamic::HostFacts;
 use kubeadm_api::internal::InitConfig;
 use kubeadm_api::v1beta3::JoinConfiguration;
-use kubeadm_core::patches::PatchManager;
 use kubeadm_effects::cluster::Cluster;
 use kubeadm_effects::cri::Runtime;
 use kubeadm_effects::fs::Fs;
@@ -64,8 +63,9 @@ pub struct JoinData {
     pub hostname: String,
     /// What defaulting the fetched cluster configuration needs to know about the host.
     pub host: HostFacts,
-    /// Patches to apply to the kubelet configuration (`--patches`).
-    pub patches: Option<PatchManager>,
+    /// Patches to apply to the kubelet configuration and, for a control plane, to its static pods
+    /// (`--patches`), read where first needed; a joining control plane's phases share them.
+    pub patches: Option<crate::patches::Patches>,
     /// The init system that runs the kubelet.
     pub init_system: Box<dyn InitSystem>,
     /// What preflight reads from the host.

@@ -166,8 +166,12 @@ fn kubelet_start(data: &mut JoinData, bootstrap: &Path) -> Result<(), PhaseError
         .kubelet
         .as_ref()
         .ok_or(KubeletStartError::NoKubeletConfig)?;
+    let patches = match &data.patches {
+        Some(p) => Some(p.get(&|l| data.say(l)).map_err(KubeletStartError::Patch)?),
+        None => None,
+    };
     let (config_path, config_text) =
-        crate::kubelet::config_file(kc_cfg, data.patches.as_ref(), &data.kubelet_dir, &|l| data.say(l))
+        crate::kubelet::config_file(kc_cfg, patches, &data.kubelet_dir, &|l| data.say(l))
             .map_err(KubeletStartError::Patch)?;
     crate::kubelet::write_file(
         &*data.fs,
