@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
 # Runs a named testbed scenario against real Kubernetes components on this machine (as root).
 #
-#   testbed/scenario.sh NAME [--kubeadm PATH] [--keep-logs DIR]
+#   testbed/scenario.sh NAME [--kubeadm PATH] [--deb FILE] [--keep-logs DIR]
 #   testbed/scenario.sh --list
 #
 # NAME is a file testbed/scenarios/NAME.sh. --kubeadm picks the kubeadm binary under test (default:
-# the upstream v1.25.16 build in the cache). Missing upstream binaries and images are built first.
+# the upstream v1.25.16 build in the cache). --deb installs a kubeadm package (scripts/package.sh)
+# with dpkg on every node; without --kubeadm, its /usr/bin/kubeadm is then the kubeadm under test,
+# and with it, that binary is there as /usr/bin/kubeadm for the scenarios' TB_*_KUBEADM variables.
+# Missing upstream binaries and images are built first.
 # The nodes, mounts and processes are always torn down at the end, pass or fail; with --keep-logs
 # the node logs are copied to DIR first.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-usage() { sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 [ $# -ge 1 ] || usage
 if [ "$1" = --list ]; then
   for f in "$here"/scenarios/*.sh; do basename "$f" .sh; done
@@ -19,10 +22,12 @@ fi
 name=$1
 shift
 kubeadm=""
+deb=""
 keep=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --kubeadm) kubeadm=$(readlink -f "$2"); shift 2 ;;
+    --deb) deb=$(readlink -f "$2"); [ -f "$deb" ] || { echo "no such package: $2" >&2; exit 2; }; shift 2 ;;
     --keep-logs) keep=$(readlink -f "$2"); shift 2 ;;
     *) usage ;;
   esac
@@ -48,8 +53,8 @@ fi
 echo $$ >"$TB_RUN.lock"
 "$here/upstream/build.sh" all
 "$here/images/build.sh"
-[ -n "$kubeadm" ] || kubeadm=$TB_UPSTREAM/kubeadm
-[ -x "$kubeadm" ] || tb_die "kubeadm binary not executable: $kubeadm"
+if [ -z "$kubeadm" ] && [ -z "$deb" ]; then kubeadm=$TB_UPSTREAM/kubeadm; fi
+[ -z "$kubeadm" ] || [ -x "$kubeadm" ] || tb_die "kubeadm binary not executable: $kubeadm"
 
 finish() {
   local rc=$?
@@ -90,7 +95,10 @@ tb_assert_clean() {
 start=$(date +%s)
 trap finish EXIT
 trap 'exit 130' INT TERM
-tb_log "scenario $name with kubeadm $kubeadm ($("$kubeadm" version -o short 2>/dev/null || echo '?'))"
-tb_setup "$kubeadm"
+tb_setup "$kubeadm" "$deb"
+# The kubeadm under test, as the host sees it (the scenarios' own checks run it there and compare it
+# with upstream's path): the installed package's when --deb came without --kubeadm.
+[ -n "$kubeadm" ] || kubeadm=$TB_DEB_ROOT/usr/bin/kubeadm
+tb_log "scenario $name with kubeadm $kubeadm ($("$kubeadm" version -o short 2>/dev/null || echo '?'))${deb:+, package $(basename "$deb") installed on every node}"
 # shellcheck source=scenarios/init-join-reset.sh
 . "$script"

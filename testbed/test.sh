@@ -5,8 +5,8 @@
 #
 # TB_LONG=1 (`scripts/test.sh --long`) runs everything. Without it (CI) the runs that only prove the
 # testbed itself (a scenario with upstream alone whose result no later check compares with ours) and
-# the second mixed direction of init-join-reset and ha (our init, upstream's joins) are left out: each
-# capability still runs with ours, and the suite stays within CI's time.
+# both mixed directions of init-join-reset are left out: each capability still runs with ours (ha
+# runs both mixed directions), and the suite stays within CI's time.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 args=("$@")
@@ -53,7 +53,8 @@ check "diff selftest" "$here/diff/selftest.sh"
 # What the joins of `ha` wrote and what `upgrade` left, by run, to compare upstream's with ours.
 ha_files=$(mktemp -d)
 upgrade_dumps=$(mktemp -d)
-trap 'rm -rf "$ha_files" "$upgrade_dumps"' EXIT
+capi_output=$(mktemp -d)
+trap 'rm -rf "$ha_files" "$upgrade_dumps" "$capi_output"' EXIT
 long=${TB_LONG:-}
 # Upstream's runs: every scenario with --kubeadm or TB_LONG, else only the references ours is compared
 # with (ha's files, upgrade's objects and files). The reference run of `upgrade` skips its rollback:
@@ -66,43 +67,51 @@ for s in $("$here/scenario.sh" --list); do
     *) [ -n "$long" ] || [ ${#args[@]} != 0 ] || continue ;;
   esac
   check "scenario $s" env TB_HA_FILES="$ha_files/upstream" TB_UPGRADE_DUMP="$upgrade_dumps/upstream" \
-    TB_UPGRADE_SKIP_ROLLBACK=1 "$here/scenario.sh" "$s" "${args[@]}"
+    TB_UPGRADE_SKIP_ROLLBACK=1 TB_CAPI_OUTPUT="$capi_output/upstream" "$here/scenario.sh" "$s" "${args[@]}"
 done
-# Scenarios whose point is our kubeadm's files on real nodes also run with our binary when no --kubeadm
-# was given (cargo builds it, a no-op after `cargo test`).
-ours_scenarios="static-pods api-objects images-pull kubelet-check"
+# Scenarios whose point is our kubeadm's files on real nodes also run with ours when no --kubeadm was
+# given. Ours is installed on the nodes from its Debian package (scripts/package.sh, from the debug
+# binaries cargo builds, a no-op after `cargo test`): `--deb "$deb"`, and inside the nodes our
+# kubeadm is /usr/bin/kubeadm, for the TB_*_KUBEADM variables; "$ours" names no binary of the host.
+ours_scenarios="static-pods api-objects images-pull kubelet-check kind cluster-api"
 if [ ${#args[@]} = 0 ]; then
-  # cargo resolves a relative CARGO_TARGET_DIR from the workspace, where it runs here.
-  if ! ours=$(cd "$here/.." && cargo build -q -p kubeadm >&2 && readlink -e "${CARGO_TARGET_DIR:-target}/debug/kubeadm"); then
+  if ! deb=$(cd "$here/.." && cargo build -q -p kubeadm >&2 && scripts/package.sh --profile dev --no-build | tail -n 1) ||
+    [ ! -f "$deb" ]; then
     failed=$((failed + 1))
     failures="$failures
-  FAILED: cargo build -p kubeadm"
-    echo "=== testbed: cargo build -p kubeadm FAILED" >&2
+  FAILED: cargo build -p kubeadm and its package"
+    echo "=== testbed: cargo build -p kubeadm and its package FAILED" >&2
   else
+    ours=/usr/bin/kubeadm
     for s in $ours_scenarios; do
-      check "scenario $s (our kubeadm)" "$here/scenario.sh" "$s" --kubeadm "$ours"
+      check "scenario $s (our kubeadm)" env TB_CAPI_OUTPUT="$capi_output/ours" "$here/scenario.sh" "$s" --deb "$deb"
     done
+    # With --long, upstream's cluster-api ran too: what each node printed must be the same.
+    [ -z "$long" ] || check "cluster-api: our kubeadm printed upstream's lines" \
+      python3 "$here/lib/compare_output.py" "$capi_output/upstream" "$capi_output/ours"
     # api-objects again with flags alone (init, a worker's join, token create), as most people run it.
     check "scenario api-objects by flags alone (our kubeadm)" \
-      env TB_API_OBJECTS_FLAGS=1 "$here/scenario.sh" api-objects --kubeadm "$ours"
+      env TB_API_OBJECTS_FLAGS=1 "$here/scenario.sh" api-objects --deb "$deb"
     # Each side of a join with the other's: our init, then upstream's join (with the command ours
     # printed); upstream's init, then our join (with the command upstream printed). Our reset after both.
     upstream="${KUBEADM_RS_CACHE:-$HOME/.cache/kubeadm-rs}/upstream/kubeadm"
     [ -z "$long" ] || check "scenario init-join-reset (our init, upstream join, our upgrade node and reset)" \
       env TB_JOIN_KUBEADM="$upstream" TB_UPGRADE_KUBEADM="$ours" TB_RESET_KUBEADM="$ours" \
-      "$here/scenario.sh" init-join-reset --kubeadm "$ours"
-    check "scenario init-join-reset (upstream init, our join, upgrade node and reset)" \
+      "$here/scenario.sh" init-join-reset --deb "$deb"
+    # (With --long only: `ha (upstream init, our joins and resets)` below has our worker join and
+    # reset against upstream's init too.)
+    [ -z "$long" ] || check "scenario init-join-reset (upstream init, our join, upgrade node and reset)" \
       env TB_JOIN_KUBEADM="$ours" TB_RESET_KUBEADM="$ours" \
-      "$here/scenario.sh" init-join-reset --kubeadm "$upstream"
+      "$here/scenario.sh" init-join-reset --kubeadm "$upstream" --deb "$deb"
     # And ours alone, from init to reset.
     check "scenario init-join-reset (our init, join, upgrade node and reset)" \
       env TB_JOIN_KUBEADM="$ours" TB_RESET_KUBEADM="$ours" \
-      "$here/scenario.sh" init-join-reset --kubeadm "$ours"
+      "$here/scenario.sh" init-join-reset --deb "$deb"
     # ha (three control planes behind the load balancer, a worker): ours alone, upstream's init with our
     # joins, our init with upstream's joins; our resets in all three.
     check "scenario ha (our init, joins, upgrade node on control planes and resets)" \
       env TB_JOIN_KUBEADM="$ours" TB_RESET_KUBEADM="$ours" TB_HA_FILES="$ha_files/ours" TB_HA_UPGRADE="$ours" \
-      "$here/scenario.sh" ha --kubeadm "$ours"
+      "$here/scenario.sh" ha --deb "$deb"
     # Byte for byte and mode: the manifests (etcd's with its --initial-cluster, as a set) and the
     # kubelet's files our control-plane and worker joins wrote, against upstream's on the same nodes.
     check "ha: our joins wrote upstream's manifests and kubelet files" files_same "$ha_files/upstream" "$ha_files/ours"
@@ -112,16 +121,16 @@ if [ ${#args[@]} = 0 ]; then
     # run's.
     check "scenario upgrade (upstream init and join, our upgrade commands and rollback)" \
       env TB_UPGRADE_KUBEADM="$ours" TB_UPGRADE_DUMP="$upgrade_dumps/ours" TB_UPGRADE_ROLLBACK_TIMEOUT=60s \
-      "$here/scenario.sh" upgrade
+      "$here/scenario.sh" upgrade --kubeadm "$upstream" --deb "$deb"
     check "upgrade: our upgrade left upstream's API objects and files" \
       python3 "$here/lib/api_objects.py" --a "$upgrade_dumps/upstream/api" --a-node node1 --a-ip 198.51.100.11 \
       --b "$upgrade_dumps/ours/api" --b-node node1 --b-ip 198.51.100.11 --token abcdef.0123456789abcdef
     check "upgrade: our upgrade wrote upstream's manifests and kubelet files" \
       diff -r "$upgrade_dumps/upstream/files" "$upgrade_dumps/ours/files"
     check "scenario ha (upstream init, our joins and resets)" \
-      env TB_JOIN_KUBEADM="$ours" TB_RESET_KUBEADM="$ours" "$here/scenario.sh" ha --kubeadm "$upstream"
+      env TB_JOIN_KUBEADM="$ours" TB_RESET_KUBEADM="$ours" "$here/scenario.sh" ha --kubeadm "$upstream" --deb "$deb"
     check "scenario ha (our init, upstream joins, our resets)" \
-      env TB_JOIN_KUBEADM="$upstream" TB_RESET_KUBEADM="$ours" "$here/scenario.sh" ha --kubeadm "$ours"
+      env TB_JOIN_KUBEADM="$upstream" TB_RESET_KUBEADM="$ours" "$here/scenario.sh" ha --deb "$deb"
   fi
 fi
 # The failures again at the very end, where a truncated log still shows them.

@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # Cluster-level helpers the scenarios share: kubectl on a node, the join commands init prints, the
-# kube-proxy config, kubeadm reset with its checks. Sourced by node.sh (needs its functions).
+# kube-proxy config, kubeadm reset with its checks, dumps, etcd's member list. Sourced by node.sh (needs its functions).
 
 # tb_kubectl N ARGS...: upstream kubectl on node N with that node's admin.conf (whose server is the
 # controlPlaneEndpoint when the cluster has one, else node1's API server).
@@ -109,4 +109,36 @@ tb_dump_node_files() {
   for f in "$@"; do
     tb_node_exec "$n" sh -c "test ! -f $f || { stat -c %a $f && cat $f; }" >"$out/${f##*/}" || return 1
   done
+}
+
+# etcd's v3 JSON gateway on node N's own member, with the health-check client certificate kubeadm
+# writes for the etcd pod's probes (etcd trusts any client certificate of its CA).
+tb_etcd_curl() {
+  local n=$1
+  shift
+  tb_node_exec "$n" curl -sS --fail --max-time 5 --cacert /etc/kubernetes/pki/etcd/ca.crt \
+    --cert /etc/kubernetes/pki/etcd/healthcheck-client.crt --key /etc/kubernetes/pki/etcd/healthcheck-client.key \
+    "$@"
+}
+# tb_etcd_members N: one line per member as node N's etcd lists it: name (- until it started), voter or
+# learner, peer URLs, client URLs (- until it started).
+tb_etcd_members() {
+  local out
+  out=$(tb_etcd_curl "$1" -X POST "https://127.0.0.1:2379/v3/cluster/member/list" -d '{}') || return 1
+  printf '%s' "$out" | python3 -c '
+import json, sys
+for m in json.load(sys.stdin).get("members", []):
+    print(m.get("name") or "-", "learner" if m.get("isLearner") else "voter",
+          ",".join(m.get("peerURLs", [])) or "-", ",".join(m.get("clientURLs", [])) or "-")'
+}
+# tb_etcd_members_are VIA N...: node VIA's etcd lists exactly the members nodeN..., all started voters
+# whose peer URL is their node's address (the advertise address kubeadm picked).
+tb_etcd_members_are() {
+  local via=$1 want="" n got
+  shift
+  for n in "$@"; do
+    want="$want$(tb_node_name "$n") voter https://$(tb_node_ip "$n"):2380 https://$(tb_node_ip "$n"):2379"$'\n'
+  done
+  got=$(tb_etcd_members "$via" | sort) || return 1
+  [ "$got" = "$(printf '%s' "$want" | sort)" ]
 }

@@ -6,7 +6,8 @@
 # A node N is a set of namespaces pinned by bind mounts under $TB_RUN/ns (never /run/netns):
 # - net:   its own address 198.51.100.(10+N)/24 on veth eth0, bridged in a "lan" netns (198.51.100.1,
 #          no uplink, so nothing can leave); pods get 203.0.113.(64*(N-1))/26 from a bridge CNI;
-# - mount: /etc, /var and /opt are overlays whose upper layers live in $TB_RUN/nodeN, /run is a tmpfs,
+# - mount: /etc, /var, /opt and /usr are overlays whose upper layers live in $TB_RUN/nodeN (with the
+#          package layer of tb_setup under them when there is one), /run is a tmpfs,
 #          and /etc/kubernetes, /var/lib/kubelet, /var/lib/etcd, /etc/cni/net.d, /var/lib/cni,
 #          /var/log/pods and /var/log/containers are fresh tmpfs mounts; containerd's root is a
 #          directory of $TB_RUN/nodeN on disk (overlayfs snapshots cannot sit on an overlay);
@@ -66,9 +67,15 @@ tb_node_exec() {
     KUBECONFIG=/etc/kubernetes/admin.conf "$@"
 }
 
-# tb_setup KUBEADM: fresh run directory, the lan, the tool directory; cleans a previous run first.
+# tb_setup KUBEADM [DEB]: fresh run directory, the lan, the tool directory; cleans a previous run first.
+# With DEB (a kubeadm .deb), the package is installed once with dpkg, as on a host, into a layer
+# ($TB_RUN/deb/{usr,var,etc}/upper: what the installation added or changed) that every node then has
+# under its /usr, /var and /etc: /usr/bin/kubeadm, the kubelet's drop-in (which kubelet-service.sh
+# follows), the completions, the man pages, and the package in the node's dpkg database.
+# KUBEADM "packaged" (or empty) then means the installed /usr/bin/kubeadm; the tool directory links
+# kubeadm to it, and $TB_DEB_ROOT/usr/bin/kubeadm is the same file seen from the host.
 tb_setup() {
-  local kubeadm=$1 s
+  local kubeadm=$1 deb=${2:-} s d
   [ "$(id -u)" = 0 ] || tb_die "the testbed needs root"
   if [ -e "$TB_RUN" ]; then
     tb_log "leftovers of an earlier run in $TB_RUN: tearing them down first"
@@ -90,7 +97,29 @@ tb_setup() {
     ip addr add $TB_LAN_IP/24 dev br0
     ip link set br0 up"
   cp "$TB_LIB/systemctl" "$TB_RUN/bin/systemctl"
-  ln -s "$(readlink -f "$kubeadm")" "$TB_RUN/bin/kubeadm"
+  if [ -n "$deb" ]; then
+    mkdir -p "$TB_RUN"/deb/{usr,var,etc}/{upper,work}
+    tb_log "installing $(basename "$deb") with dpkg into the nodes' package layer"
+    # shellcheck disable=SC2016
+    unshare --mount --propagation private bash -ec '
+      for d in usr var etc; do
+        mount -t overlay kt-deb -o "lowerdir=/$d,upperdir=$1/$d/upper,workdir=$1/$d/work" "/$d"
+      done
+      dpkg -i "$2" >"$1/dpkg.log" 2>&1 || { cat "$1/dpkg.log" >&2; exit 1; }
+      dpkg -s kubeadm | grep -qx "Status: install ok installed"' _ "$TB_RUN/deb" "$(readlink -f "$deb")" ||
+      tb_die "dpkg -i $deb failed"
+    for d in usr var etc; do rm -rf "$TB_RUN/deb/$d/work"; done
+    TB_DEB_ROOT=$TB_RUN/deb/root
+    # The host's view of the installed files, for the scenarios' own checks.
+    mkdir -p "$TB_DEB_ROOT"
+    ln -s ../usr/upper "$TB_DEB_ROOT/usr"
+  fi
+  if [ -z "$kubeadm" ] || [ "$kubeadm" = packaged ]; then
+    [ -n "$deb" ] || tb_die "no kubeadm: neither a binary nor a package"
+    ln -s /usr/bin/kubeadm "$TB_RUN/bin/kubeadm"
+  else
+    ln -s "$(readlink -f "$kubeadm")" "$TB_RUN/bin/kubeadm"
+  fi
   for b in kubelet kubectl crictl; do ln -s "$TB_UPSTREAM/$b" "$TB_RUN/bin/$b"; done
 }
 
@@ -102,15 +131,18 @@ tb_node_create() {
   name=$(tb_node_name "$n")
   ip=$(tb_node_ip "$n")
   dir=$TB_RUN/$name
-  mkdir -p "$dir"/{etc,var,opt}/{upper,work} "$dir/containerd"
+  mkdir -p "$dir"/{etc,var,opt,usr}/{upper,work} "$dir/containerd"
   touch "$TB_RUN/ns/$name".{net,mnt,uts}
   tb_log "creating $name ($ip)"
   unshare --net="$TB_RUN/ns/$name.net" --mount="$TB_RUN/ns/$name.mnt" --uts="$TB_RUN/ns/$name.uts" \
     --propagation private bash -ec '
-      name=$1 dir=$2
+      name=$1 dir=$2 deb=$3
       hostname "$name"
-      for d in etc var opt; do
-        mount -t overlay "kt-$name-$d" -o "lowerdir=/$d,upperdir=$dir/$d/upper,workdir=$dir/$d/work" "/$d"
+      for d in etc var opt usr; do
+        lower=/$d
+        # The package layer of tb_setup, when there is one, above the files of the host.
+        [ ! -d "$deb/$d/upper" ] || lower=$deb/$d/upper:/$d
+        mount -t overlay "kt-$name-$d" -o "lowerdir=$lower,upperdir=$dir/$d/upper,workdir=$dir/$d/work" "/$d"
       done
       mount -t tmpfs -o mode=0755 "kt-$name-run" /run
       for d in /etc/kubernetes /var/lib/kubelet /var/lib/etcd /etc/cni/net.d /var/lib/cni \
@@ -121,7 +153,7 @@ tb_node_create() {
       chmod 0700 /var/lib/etcd
       mkdir -p /var/lib/containerd
       mount --bind "$dir/containerd" /var/lib/containerd
-    ' _ "$name" "$dir"
+    ' _ "$name" "$dir" "$TB_RUN/deb"
 
   # Network: eth0 in the node, its peer on the lan bridge; routes to the other nodes' pod ranges.
   nsenter --net="$TB_RUN/ns/$name.net" ip link add eth0 type veth peer name "veth$n" netns "$TB_RUN/ns/lan.net"

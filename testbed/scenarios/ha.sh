@@ -50,45 +50,14 @@ fail() {
   for n in 2 1 3; do ! kubectln "$n" get nodes,pods -A -o wide >&2 || break; done
   for n in $cps; do
     echo "----- etcd members as node$n sees them" >&2
-    etcd_members "$n" >&2 || true
+    tb_etcd_members "$n" >&2 || true
   done
   tb_fail_logs 1 2 3 4
   tb_lb_fail_logs
   exit 1
 }
 
-# etcd's v3 JSON gateway on node N's own member, with the health-check client certificate kubeadm
-# writes for the etcd pod's probes (etcd trusts any client certificate of its CA).
-etcd_curl() {
-  local n=$1
-  shift
-  tb_node_exec "$n" curl -sS --fail --max-time 5 --cacert /etc/kubernetes/pki/etcd/ca.crt \
-    --cert /etc/kubernetes/pki/etcd/healthcheck-client.crt --key /etc/kubernetes/pki/etcd/healthcheck-client.key \
-    "$@"
-}
-# etcd_members N: one line per member as node N's etcd lists it: name (- until it started), voter or
-# learner, peer URLs, client URLs (- until it started).
-etcd_members() {
-  local out
-  out=$(etcd_curl "$1" -X POST "https://127.0.0.1:2379/v3/cluster/member/list" -d '{}') || return 1
-  printf '%s' "$out" | python3 -c '
-import json, sys
-for m in json.load(sys.stdin).get("members", []):
-    print(m.get("name") or "-", "learner" if m.get("isLearner") else "voter",
-          ",".join(m.get("peerURLs", [])) or "-", ",".join(m.get("clientURLs", [])) or "-")'
-}
-# etcd_members_are VIA N...: node VIA's etcd lists exactly the members nodeN..., all started voters
-# whose peer URL is their node's address (the advertise address kubeadm picked).
-etcd_members_are() {
-  local via=$1 want="" n got
-  shift
-  for n in "$@"; do
-    want="$want$(tb_node_name "$n") voter https://$(tb_node_ip "$n"):2380 https://$(tb_node_ip "$n"):2379"$'\n'
-  done
-  got=$(etcd_members "$via" | sort) || return 1
-  [ "$got" = "$(printf '%s' "$want" | sort)" ]
-}
-etcd_healthy() { etcd_curl "$1" https://127.0.0.1:2379/health | grep -q '"health":"true"'; }
+etcd_healthy() { tb_etcd_curl "$1" https://127.0.0.1:2379/health | grep -q '"health":"true"'; }
 
 lb_state_is() { [ "$(tb_lb_server_state "$1")" = "$2" ]; }
 api_reads() { [ "$(kubectln "$1" get --raw /readyz)" = ok ] && kubectln "$1" get nodes -o name >/dev/null; }
@@ -179,9 +148,9 @@ if [ -n "${TB_HA_FILES:-}" ]; then
     done
   done
 fi
-tb_poll 60 "etcd (asked on node1): node1, node2, node3 started voting members" etcd_members_are 1 1 2 3 ||
+tb_poll 60 "etcd (asked on node1): node1, node2, node3 started voting members" tb_etcd_members_are 1 1 2 3 ||
   fail "etcd members are not node1, node2, node3"
-etcd_members 1 >&2
+tb_etcd_members 1 >&2
 for n in $cps; do
   sans=$(tb_node_exec "$n" openssl x509 -noout -ext subjectAltName -in /etc/kubernetes/pki/apiserver.crt) ||
     fail "node$n: no readable apiserver.crt"
@@ -210,7 +179,7 @@ if [ -n "${TB_HA_UPGRADE:-}" ]; then
     tb_node_exec "$n" sh -c 'ls -d /etc/kubernetes/tmp/kubeadm-backup-etcd-*/etcd/member' >/dev/null ||
       fail "node$n: no copy of etcd's data in /etc/kubernetes/tmp"
     tb_poll 60 "etcd on node$n healthy" etcd_healthy "$n" || fail "etcd on node$n is not healthy after upgrade node"
-    tb_poll 60 "etcd (asked on node$n): node1, node2, node3 started voting members" etcd_members_are "$n" 1 2 3 ||
+    tb_poll 60 "etcd (asked on node$n): node1, node2, node3 started voting members" tb_etcd_members_are "$n" 1 2 3 ||
       fail "etcd lost a member in upgrade node on node$n"
   done
   tb_poll 30 "kubectl on node3 through the load balancer writes" api_writes 3 ha-after-upgrade-node ||
@@ -244,7 +213,7 @@ tb_poll 60 "kubectl on node3 through the load balancer writes" api_writes 3 ha-n
 for n in 2 3; do
   tb_poll 30 "etcd on node$n healthy" etcd_healthy "$n" || fail "etcd on node$n unhealthy without node1"
 done
-etcd_members 2 >&2
+tb_etcd_members 2 >&2
 
 # node1 back: the kubelet starts the static pods again; its etcd member rejoins with its data.
 tb_log "node1's kubelet started again"
@@ -252,13 +221,13 @@ tb_node_exec 1 systemctl start kubelet || fail "node1: systemctl start kubelet"
 tb_poll 120 "etcd on node1 healthy again" etcd_healthy 1 || fail "etcd on node1 did not come back"
 tb_poll 60 "load balancer: node1 UP again" lb_state_is node1 UP || fail "node1's API server did not come back"
 tb_poll 60 "node1 Ready again" tb_node_ready 2 node1 || fail "node1 not Ready again"
-tb_poll 30 "etcd (asked on node3): three started voting members" etcd_members_are 3 1 2 3 ||
+tb_poll 30 "etcd (asked on node3): three started voting members" tb_etcd_members_are 3 1 2 3 ||
   fail "etcd members after node1 came back"
 
 # A control plane leaves: reset removes its etcd member.
 tb_node_reset 3 "$reset_kubeadm" || fail "$TB_WHY"
-tb_poll 30 "etcd (asked on node2): node1 and node2 only" etcd_members_are 2 1 2 || fail "etcd members after node3's reset"
-etcd_members 2 >&2
+tb_poll 30 "etcd (asked on node2): node1 and node2 only" tb_etcd_members_are 2 1 2 || fail "etcd members after node3's reset"
+tb_etcd_members 2 >&2
 tb_poll 30 "load balancer: node3 DOWN" lb_state_is node3 DOWN || fail "the load balancer still sends to node3"
 tb_poll 60 "kubectl on node1 through the load balancer reads" api_reads 1 || fail "no API after node3's reset"
 tb_poll 60 "kubectl on node2 through the load balancer writes" api_writes 2 ha-node3-reset ||
@@ -269,7 +238,7 @@ kubectln 1 delete node node3 >&2 || fail "kubectl delete node node3"
 tb_node_reset 4 "$reset_kubeadm" || fail "$TB_WHY"
 kubectln 1 delete node node4 >&2 || fail "kubectl delete node node4"
 tb_node_reset 2 "$reset_kubeadm" || fail "$TB_WHY"
-tb_poll 30 "etcd (asked on node1): node1 only" etcd_members_are 1 1 || fail "etcd members after node2's reset"
+tb_poll 30 "etcd (asked on node1): node1 only" tb_etcd_members_are 1 1 || fail "etcd members after node2's reset"
 tb_poll 60 "kubectl on node1 through the load balancer writes" api_writes 1 ha-node2-reset ||
   fail "no write after node2's reset"
 kubectln 1 delete node node2 >&2 || fail "kubectl delete node node2"

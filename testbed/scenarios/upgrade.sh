@@ -47,7 +47,10 @@
 #   complete. No preflight error needs ignoring on apply.
 
 upstream=$TB_UPSTREAM/kubeadm
-upgrade_kubeadm=$(readlink -f "${TB_UPGRADE_KUBEADM:-$kubeadm}")
+upgrade_kubeadm=${TB_UPGRADE_KUBEADM:-$kubeadm}
+# /usr/bin/kubeadm: the package scenario.sh --deb installed on the nodes, here seen from the host.
+[ "$upgrade_kubeadm" != /usr/bin/kubeadm ] || upgrade_kubeadm=${TB_DEB_ROOT:?/usr/bin/kubeadm without --deb}/usr/bin/kubeadm
+upgrade_kubeadm=$(readlink -f "$upgrade_kubeadm")
 [ -x "$upgrade_kubeadm" ] || tb_die "TB_UPGRADE_KUBEADM not executable: $upgrade_kubeadm"
 old=v1.25.15
 new=v1.25.16
