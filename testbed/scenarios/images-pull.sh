@@ -9,7 +9,8 @@
 # upstream's, upstream's pull runs after it and must print the same. Last, a pull from a repository
 # the registry does not serve (no --config, no --cri-socket: the socket is detected) must fail like
 # upstream's: exit 1, nothing on stdout, `failed to pull image "IMAGE": ...` with containerd's
-# NotFound. Sourced by scenario.sh with lib/node.sh loaded and $kubeadm set.
+# NotFound. Ours also pulls on a terminal (script(1)): each pull shows while it runs, the lines stay.
+# Sourced by scenario.sh with lib/node.sh loaded and $kubeadm set.
 
 fail() {
   tb_log "FAIL: $*"
@@ -92,6 +93,19 @@ if [ "$(readlink -f "$kubeadm")" != "$(readlink -f "$upstream")" ]; then
     { cat "$dir/pull-upstream.out" >&2; fail "upstream kubeadm config images pull failed"; }
   diff "$dir/pull-upstream.out" "$dir/pull.out" >&2 || fail "upstream's pull printed something else"
   tb_log "ok: upstream's pull printed the same"
+  # On a terminal (script(1)'s pseudo-terminal) ours shows each pull on a line it rewrites in place
+  # and then clears; without those redraws the output is the same lines.
+  tb_node_exec 1 timeout 300 script -qfec "kubeadm config images pull --config $cfg" /dev/null >"$dir/pull.tty" ||
+    fail "kubeadm config images pull on a terminal failed"
+  grep -qF "$(printf '\r\033[2K[config/images] Pulling registry.k8s.io/kube-apiserver:v1.25.16 (0s)')" "$dir/pull.tty" ||
+    { od -c "$dir/pull.tty" | head -20 >&2; fail "no progress line for the kube-apiserver pull on the terminal"; }
+  python3 -c '
+import re, sys
+text = open(sys.argv[1], encoding="utf-8", newline="").read()
+text = re.sub(r"\r\x1b\[2K\[config/images\] Pulling [^\r\n]* \(\d+s\)", "", text)
+sys.stdout.write(text.replace("\r\x1b[2K", "").replace("\r\n", "\n"))' "$dir/pull.tty" >"$dir/pull.tty.lines"
+  diff "$dir/pull.out" "$dir/pull.tty.lines" >&2 || fail "on a terminal, other lines than through a pipe"
+  tb_log "ok: on a terminal each pull showed while it ran, and the lines are the same"
 fi
 
 # A repository the registry does not serve: upstream's exit code and message shape, nothing printed.

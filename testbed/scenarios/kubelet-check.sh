@@ -12,7 +12,9 @@
 # stages a second cause alone: a kube-apiserver flag that does not exist, so its container exits at
 # every start (the kubelet is fine); init must fail when `timeoutForControlPlane` (1m30s here) runs
 # out, and the diagnosis must show the kube-apiserver container's exit and the log line that says
-# why. Sourced by scenario.sh with lib/node.sh loaded and $kubeadm set.
+# why; and node4 a third: the kube-apiserver image missing from the runtime with no registry to pull
+# it from (preflight skipped), which the diagnosis must name. Sourced by scenario.sh with
+# lib/node.sh loaded and $kubeadm set.
 
 upstream=$TB_UPSTREAM/kubeadm
 cfg=/etc/testbed/kubeadm-init.yaml
@@ -31,6 +33,14 @@ if [ "$kubeadm" != "$upstream" ]; then
   { tb_control_plane_config 3 | sed -e 's/^kind: ClusterConfiguration$/&\napiServer:\n  timeoutForControlPlane: 1m30s\n  extraArgs:\n    no-such-flag: "true"/'
     tb_kube_proxy_config
   } | tb_node_exec 3 sh -c "mkdir -p /etc/testbed && cat > $cfg"
+  # node4: the kube-apiserver image is not in the runtime and cannot be pulled (no registry: the
+  # testbed has no way out), preflight skipped (its image pull would fail first, as kind skips it).
+  tb_node_create 4
+  { tb_control_plane_config 4 | sed -e 's/^kind: ClusterConfiguration$/&\napiServer:\n  timeoutForControlPlane: 1m30s/'
+    tb_kube_proxy_config
+  } | tb_node_exec 4 sh -c "mkdir -p /etc/testbed && cat > $cfg"
+  tb_node_exec 4 ctr -n k8s.io images rm registry.k8s.io/kube-apiserver:v1.25.16 >/dev/null ||
+    tb_die "node4: could not remove the kube-apiserver image"
 fi
 
 # Both inits at once; HTTPProxyCIDR: see init-join-reset.sh (a Go 1.26 build artefact of upstream).
@@ -38,8 +48,9 @@ t0=$(date +%s)
 tb_log "kubeadm init with cgroupDriver: systemd: upstream on node1, $kubeadm on node2"
 run_init() {
   local n=$1 bin=$2 start rc=0
+  shift 2
   start=$(date +%s)
-  tb_node_exec "$n" timeout 600 "$bin" init --config="$cfg" --ignore-preflight-errors=HTTPProxyCIDR \
+  tb_node_exec "$n" timeout 600 "$bin" init --config="$cfg" --ignore-preflight-errors=HTTPProxyCIDR "$@" \
     >"$TB_RUN/node$n/init.out" 2>"$TB_RUN/node$n/init.err" || rc=$?
   echo "$rc $(($(date +%s) - start))" >"$TB_RUN/node$n/init.rc"
 }
@@ -48,11 +59,14 @@ pid1=$!
 run_init 2 kubeadm &
 pid2=$!
 pid3=
+pid4=
 if [ -n "$bad_flag" ]; then
   run_init 3 kubeadm &
   pid3=$!
+  run_init 4 kubeadm --skip-phases=preflight &
+  pid4=$!
 fi
-wait "$pid1" "$pid2" $pid3
+wait "$pid1" "$pid2" $pid3 $pid4
 read -r rc1 took1 <"$TB_RUN/node1/init.rc"
 read -r rc2 took2 <"$TB_RUN/node2/init.rc"
 tb_log "kubeadm init exited: upstream $rc1 after ${took1}s, under test $rc2 after ${took2}s"
@@ -100,4 +114,14 @@ if [ -n "$bad_flag" ]; then
     tb_die "node3: the diagnosis does not show kube-apiserver's exit"
   grep -q '^	    .*unknown flag: --no-such-flag' "$TB_RUN/node3/init.out" ||
     tb_die "node3: the diagnosis does not quote kube-apiserver's log line about the flag"
+fi
+
+if [ -n "$bad_flag" ]; then
+  read -r rc4 took4 <"$TB_RUN/node4/init.rc"
+  tb_log "node4 (the kube-apiserver image missing): init exited $rc4 after ${took4}s"
+  echo "----- node4: init's standard output (from the failure on)" >&2
+  sed -n '/^Unfortunately/,$p' "$TB_RUN/node4/init.out" >&2
+  [ "$rc4" = 1 ] || tb_die "node4: init exited $rc4, not 1"
+  grep -q "kube-apiserver's image \"registry.k8s.io/kube-apiserver:v1.25.16\" is not in the container runtime" "$TB_RUN/node4/init.out" ||
+    tb_die "node4: the diagnosis does not name the missing kube-apiserver image"
 fi
