@@ -41,18 +41,6 @@ impl Patches {
         }))
     }
 
-    /// Patches of `dir` already read (tests): announced, like any other, at their first use.
-    pub fn from_manager(dir: &str, pm: PatchManager) -> Patches {
-        let patches = Patches::new(dir, Box::new(|| unreachable!("read already")));
-        let _ = patches.0.read_once.set(Ok(pm));
-        patches
-    }
-
-    /// The directory.
-    pub fn dir(&self) -> &str {
-        &self.0.dir
-    }
-
     /// The patch sets, read now if not yet, without printing anything (to check them all before a
     /// phase writes its first file).
     pub fn peek(&self) -> Result<&PatchManager, &PatchError> {
