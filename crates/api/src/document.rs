@@ -5,6 +5,7 @@
 use std::fmt;
 
 use serde::de::DeserializeOwned;
+use serde_json::json;
 
 use kubeadm_yaml::{Document, Position};
 
@@ -210,6 +211,51 @@ fn strip_nulls(v: &mut serde_json::Value, at: &mut Vec<Segment>, dropped: &mut V
     }
 }
 
+/// A path as serde_path_to_error shows it (`a.b[0].c`).
+fn path_text(path: &[Segment]) -> String {
+    let mut out = String::new();
+    for seg in path {
+        match seg {
+            Segment::Key(k) if out.is_empty() => out.push_str(k),
+            Segment::Key(k) => {
+                out.push('.');
+                out.push_str(k);
+            }
+            Segment::Index(i) => out.push_str(&format!("[{i}]")),
+        }
+    }
+    out
+}
+
+/// The paths of the null items of every list in `v`.
+fn null_items(v: &serde_json::Value) -> Vec<Vec<Segment>> {
+    fn walk(v: &serde_json::Value, at: &mut Vec<Segment>, out: &mut Vec<Vec<Segment>>) {
+        match v {
+            serde_json::Value::Object(map) => {
+                for (k, v) in map {
+                    at.push(Segment::Key(k.clone()));
+                    walk(v, at, out);
+                    at.pop();
+                }
+            }
+            serde_json::Value::Array(items) => {
+                for (i, v) in items.iter().enumerate() {
+                    at.push(Segment::Index(i));
+                    if v.is_null() {
+                        out.push(at.clone());
+                    }
+                    walk(v, at, out);
+                    at.pop();
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    walk(v, &mut Vec::new(), &mut out);
+    out
+}
+
 /// The first place where the input has a sequence and the decoded object (serialised back) an
 /// object: a struct serde filled from a sequence.
 fn sequence_for_struct(
@@ -239,10 +285,14 @@ fn sequence_for_struct(
 
 /// Sets the member at `path` (whose parent is an object) to `v`.
 fn set(value: &mut serde_json::Value, path: &[Segment], v: serde_json::Value) {
-    if let Some(serde_json::Value::Object(parent)) = value.pointer_mut(&pointer(&path[..path.len() - 1]))
-        && let Some(Segment::Key(k)) = path.last()
-    {
-        parent.insert(k.clone(), v);
+    match (value.pointer_mut(&pointer(&path[..path.len() - 1])), path.last()) {
+        (Some(serde_json::Value::Object(parent)), Some(Segment::Key(k))) => {
+            parent.insert(k.clone(), v);
+        }
+        (Some(serde_json::Value::Array(items)), Some(Segment::Index(i))) if *i < items.len() => {
+            items[*i] = v;
+        }
+        _ => {}
     }
 }
 
@@ -260,7 +310,8 @@ fn is_map_of_strings<T: DeserializeOwned + serde::Serialize>(
     set(&mut probe, &at, serde_json::Value::String(String::new()));
     let (result, ignored) = decode_noting_unknown::<T>(probe);
     let Ok(obj) = result else { return false };
-    ignored.is_empty()
+    // Other unknown fields of the document do not matter; the made-up key must be kept.
+    !ignored.iter().any(|segs| pointer(segs) == pointer(&at))
         && serde_json::to_value(&obj)
             .ok()
             .and_then(|out| out.pointer(&pointer(&at)).cloned())
@@ -302,6 +353,30 @@ pub(crate) fn decode_typed<T: DeserializeOwned + serde::Serialize>(
     for null in &nulls {
         if is_map_of_strings::<T>(&value, null) {
             set(&mut value, null, serde_json::Value::String(String::new()));
+        }
+    }
+    // A null item of a list is the zero value of the item's type for Go (`""` in a list of
+    // strings), where serde refuses it: the first zero value the type takes there stands in (in
+    // document order, so a failure further on is another null's).
+    for null in null_items(&value) {
+        let at = path_text(&null);
+        let zero = [json!(""), json!(0), json!(false), json!({}), json!([])]
+            .into_iter()
+            .find(|zero| {
+                let mut probe = value.clone();
+                set(&mut probe, &null, zero.clone());
+                match decode_noting_unknown::<T>(probe) {
+                    (Ok(_), _) => true,
+                    (Err(e), _) => {
+                        let failed = e.path().to_string();
+                        failed != at
+                            && !failed.starts_with(&format!("{at}."))
+                            && !failed.starts_with(&format!("{at}["))
+                    }
+                }
+            });
+        if let Some(zero) = zero {
+            set(&mut value, &null, zero);
         }
     }
     let (result, mut unknown) = decode_noting_unknown::<T>(value.clone());

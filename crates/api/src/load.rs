@@ -162,12 +162,13 @@ pub enum LoadError {
         /// The one kubeadm reads.
         current: &'static str,
     },
-    /// A document that starts as JSON does and is not JSON, which Kubernetes' decoders then refuse.
-    #[error("{location}: couldn't get version/kind; json parse error: {message}")]
+    /// A document Kubernetes' decoders refuse though its apiVersion and kind could be read: it
+    /// starts as JSON does and is not JSON, or its apiVersion or kind is `.inf` or `.nan`.
+    #[error("{location}: {message}")]
     NotJson {
         /// Where the document starts.
         location: Location,
-        /// Why it is not JSON.
+        /// The decoder's refusal.
         message: String,
     },
     /// A field of the wrong type or with a value its type rejects.
@@ -576,6 +577,8 @@ fn decode_component_configs(file: &str, docs: &[&KindedDocument]) -> Result<Comp
         } else {
             "KubeProxyConfiguration"
         };
+        // The decoder converts the document to JSON before it looks its kind up.
+        not_json(file, d)?;
         if d.gvk.kind != kind {
             return Err(LoadError::NotRegistered {
                 location,
@@ -583,7 +586,6 @@ fn decode_component_configs(file: &str, docs: &[&KindedDocument]) -> Result<Comp
                 group_version: gv,
             });
         }
-        not_json(file, d)?;
         if d.gvk.group == KUBELET_GROUP {
             let (kc, _) = decode_typed::<KubeletConfiguration>(file, &d.doc, &d.gvk)?;
             out.kubelet = Some(kc);

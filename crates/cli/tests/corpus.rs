@@ -118,6 +118,10 @@ const IMPROVED: &[(&str, &str)] = &[
     ),
     // yaml.v2's scanner errors for tabs: its words, with the line and column.
     (
+        "71-tab-after-json-document.yaml",
+        "71-tab-after-json-document.yaml: line 3, column 1: found character that cannot start any token",
+    ),
+    (
         "53-tab-indentation.yaml",
         "53-tab-indentation.yaml: line 5, column 1: found a tab character that violates indentation",
     ),

@@ -27,6 +27,13 @@ pub(crate) struct Converter {
     pub(crate) positions: BTreeMap<String, Position>,
     pub(crate) duplicates: Vec<ParseError>,
     mode: Duplicates,
+    /// The non-finite floats (`.inf`, `.nan`) of the values kept so far, by JSON pointer: Go's
+    /// JSON encoder refuses them only once the whole document is decoded, so one a later
+    /// duplicate key replaces is no error.
+    non_finite: BTreeMap<String, ParseError>,
+    /// The same refusals for a top-level `apiVersion` or `kind`, which are read (as `+Inf`, …)
+    /// where a decoder looks the type up, and refused where it decodes the whole document.
+    pub(crate) type_meta_non_finite: BTreeMap<String, String>,
     /// yaml.v2's guard against alias bombs: nodes decoded, how many of them under an alias, and
     /// how deep in aliases we are.
     decode_count: u64,
@@ -40,6 +47,8 @@ impl Converter {
             positions: BTreeMap::new(),
             duplicates: Vec::new(),
             mode,
+            non_finite: BTreeMap::new(),
+            type_meta_non_finite: BTreeMap::new(),
             decode_count: 0,
             alias_count: 0,
             alias_depth: 0,
@@ -89,7 +98,14 @@ impl Converter {
                     if matches!(pointer.as_str(), "/apiVersion" | "/kind")
                         && message.starts_with(UNSUPPORTED) =>
                 {
-                    Ok(Value::String(message[UNSUPPORTED.len()..].to_string()))
+                    let shown = message[UNSUPPORTED.len()..].to_string();
+                    self.type_meta_non_finite.insert(pointer.clone(), message);
+                    Ok(Value::String(shown))
+                }
+                Err(ParseError::Invalid { position, message }) if message.starts_with(UNSUPPORTED) => {
+                    let e = ParseError::Invalid { position, message };
+                    self.non_finite.insert(pointer.clone(), e);
+                    Ok(Value::Null)
                 }
                 other => other,
             },
@@ -144,6 +160,10 @@ impl Converter {
                     Duplicates::Collect => self.duplicates.push(err),
                 }
             }
+            // A value set again replaces the earlier one, with its non-finite floats.
+            let under = format!("{pointer}/");
+            self.non_finite
+                .retain(|p, _| p != pointer.as_str() && !p.starts_with(&under));
             let v = self.value(value, pointer)?;
             // Keep the key's position for the entry (not the value's).
             self.positions.insert(pointer.clone(), key_pos);
@@ -174,6 +194,46 @@ impl Converter {
             }
             _ => Err(merge_error(value.position())),
         }
+    }
+}
+
+impl Converter {
+    /// The refusal Go's JSON encoder gives `value` (the converted document) if a non-finite float
+    /// was kept in it: the first it meets, walking objects in key order and arrays in item order.
+    pub(crate) fn non_finite_error(&mut self, value: &Value) -> Option<ParseError> {
+        fn first(
+            value: &Value,
+            pointer: &mut String,
+            found: &BTreeMap<String, ParseError>,
+        ) -> Option<String> {
+            if found.contains_key(pointer.as_str()) {
+                return Some(pointer.clone());
+            }
+            let len = pointer.len();
+            let hit = match value {
+                Value::Array(items) => items.iter().enumerate().find_map(|(i, item)| {
+                    pointer.truncate(len);
+                    pointer.push('/');
+                    pointer.push_str(&i.to_string());
+                    first(item, pointer, found)
+                }),
+                Value::Object(map) => {
+                    let mut keys: Vec<&String> = map.keys().collect();
+                    keys.sort();
+                    keys.into_iter().find_map(|k| {
+                        pointer.truncate(len);
+                        pointer.push('/');
+                        push_pointer_token(pointer, k);
+                        first(&map[k], pointer, found)
+                    })
+                }
+                _ => None,
+            };
+            pointer.truncate(len);
+            hit
+        }
+        let at = first(value, &mut String::new(), &self.non_finite)?;
+        self.non_finite.remove(&at)
     }
 }
 

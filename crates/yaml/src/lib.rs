@@ -49,10 +49,13 @@ pub struct Document {
     /// Position of each node, keyed by JSON pointer (RFC 6901, `""` for the root). For a mapping entry
     /// the position is that of its key.
     pub positions: BTreeMap<String, Position>,
-    /// Why the document is not JSON, when it looks like JSON: Kubernetes' decoders read a document
-    /// whose bytes start (after white space) with `{` as JSON, not YAML, so YAML there (a comment,
-    /// a `...` end marker, an unquoted key) fails their decoding though the YAML reading here, and
-    /// upstream's own apiVersion and kind lookup, succeed.
+    /// Why Kubernetes' decoders cannot read the document though its apiVersion and kind can be
+    /// looked up: their message. Either it looks like JSON and is not: they read a document whose bytes start
+    /// (after white space) with `{` as JSON, not YAML, so YAML there (a comment, a `...` end
+    /// marker, an unquoted key) fails their decoding though the YAML reading here, and upstream's
+    /// own apiVersion and kind lookup, succeed. Or its apiVersion or kind is `.inf` or `.nan`: read
+    /// as the text `+Inf` (`NaN`) into a type's string field, refused by Go's JSON encoder when
+    /// the whole document is converted (`json: unsupported value: +Inf`).
     pub json_error: Option<String>,
 }
 
@@ -194,6 +197,9 @@ fn read_chunk(
         Some(root) => converter.value(&root, &mut String::new())?,
         None => serde_json::Value::Null,
     };
+    if let Some(e) = converter.non_finite_error(&value) {
+        return Err(e);
+    }
     let mut positions = converter.positions;
     if let Some(stand_in) = bom {
         reader::restore_boms(&mut value, stand_in);
@@ -205,7 +211,8 @@ fn read_chunk(
     let document = Document {
         value,
         positions,
-        json_error: json_error(&chunk.text),
+        // Go's JSON encoder meets `apiVersion` before `kind`, as the map's keys sort.
+        json_error: json_error(&chunk.text).or_else(|| converter.type_meta_non_finite.into_values().next()),
     };
     Ok((document, converter.duplicates))
 }
@@ -219,7 +226,7 @@ fn json_error(bytes: &[u8]) -> Option<String> {
     }
     serde_json::from_slice::<serde_json::Value>(bytes)
         .err()
-        .map(|e| e.to_string())
+        .map(|e| format!("couldn't get version/kind; json parse error: {e}"))
 }
 
 fn read_documents(

@@ -186,8 +186,15 @@ fn scan(b: &[u8], from: usize, st: &mut State) -> Option<(usize, &'static str)> 
                 ends_plain = false;
                 break;
             }
-            b'[' | b'{' => st.flow += 1,
-            b']' | b'}' => st.flow = st.flow.saturating_sub(1),
+            b'[' | b'{' => {
+                st.flow += 1;
+                ends_plain = false;
+            }
+            // A flow collection's end ends the plain scalar in it: the next line continues nothing.
+            b']' | b'}' => {
+                st.flow = st.flow.saturating_sub(1);
+                ends_plain = false;
+            }
             b',' if st.flow > 0 => {}
             b'-' | b'?' | b':' if is_blank(b.get(i + 1)) => {
                 let leading = i == line_start

@@ -84,15 +84,63 @@ pub(crate) fn read(text: &str, first_line: usize) -> Result<(Option<Rc<Node>>, u
     // (same columns) and reading again gives libyaml's result.
     for _ in 0..64 {
         let mut tab_after_colon = None;
-        match read_once(&text, first_line, &mut tab_after_colon) {
+        let mut trailing = None;
+        match read_once(&text, first_line, &mut tab_after_colon, &mut trailing, &mut 0) {
             Err(e) => match tab_after_colon.and_then(|at| untab_before(&text, at)) {
                 Some(fixed) => text = Cow::Owned(fixed),
-                None => return Err(e),
+                None => return after_quoted_root(&text, first_line, trailing).ok_or(e),
             },
             ok => return ok,
         }
     }
-    read_once(&text, first_line, &mut None)
+    read_once(&text, first_line, &mut None, &mut None, &mut 0)
+}
+
+/// The YAML 1.2 parser refuses content after a quoted scalar on its line (char index `at`), where
+/// libyaml reads the scalar as a token and lets the parser judge what follows. When the document's
+/// node (a quoted scalar, a flow collection) ends before that content, libyaml ends the document
+/// there and never parses the rest: read what comes before it alone.
+fn after_quoted_root(text: &str, first_line: usize, at: Option<usize>) -> Option<(Option<Rc<Node>>, usize)> {
+    let at = at?;
+    let before: String = text.chars().take(at).collect();
+    let mut root_end = usize::MAX;
+    let read = read_once(&before, first_line, &mut None, &mut None, &mut root_end);
+    // The node is a flow collection (it starts with the document's first character and ends with
+    // its closing bracket) or a quoted scalar; not a block collection, which goes on after it.
+    let chars: Vec<char> = before.chars().collect();
+    let mut first = None;
+    let mut in_comment = false;
+    for &c in &chars {
+        match c {
+            '\n' => in_comment = false,
+            _ if in_comment => {}
+            '#' => in_comment = true,
+            ' ' | '\t' | '\r' | '\u{feff}' => {}
+            c => {
+                first = Some(c);
+                break;
+            }
+        }
+    }
+    // (The parser's span of a node's end may take in the blanks after it.)
+    let last = chars
+        .get(..root_end.min(chars.len()))
+        .and_then(|head| head.iter().rev().find(|c| !matches!(c, ' ' | '\t')))
+        .copied();
+    match (read, first, last) {
+        (Ok((Some(node), last_line)), Some(open), Some(close))
+            if root_end <= at
+                && match &*node {
+                    Node::Scalar { .. } => matches!(open, '"' | '\''),
+                    Node::Mapping { .. } => open == '{' && close == '}',
+                    Node::Sequence { .. } => open == '[' && close == ']',
+                    Node::Alias { .. } => false,
+                } =>
+        {
+            Some((Some(node), last_line))
+        }
+        _ => None,
+    }
 }
 
 /// `text` with the tabs just before char index `at` replaced by spaces, if there are any.
@@ -107,10 +155,15 @@ fn untab_before(text: &str, at: usize) -> Option<String> {
     (fixed != chars).then(|| fixed.into_iter().collect())
 }
 
+/// One read of `text`: the document's node and the last line read. `tab_after_colon` and
+/// `trailing` receive the char index of those refusals of the parser underneath; `root_end`, the
+/// char index where the node ends.
 fn read_once(
     text: &str,
     first_line: usize,
     tab_after_colon: &mut Option<usize>,
+    trailing: &mut Option<usize>,
+    root_end: &mut usize,
 ) -> Result<(Option<Rc<Node>>, usize), ParseError> {
     let mut builder = Builder {
         text,
@@ -118,7 +171,9 @@ fn read_once(
         line_offset: first_line - 1,
         anchors: HashMap::new(),
         tab_after_colon,
+        trailing,
         last_line: first_line,
+        last_end: 0,
     };
     loop {
         let (event, _) = builder.next()?;
@@ -134,7 +189,59 @@ fn read_once(
         return Ok((None, builder.last_line));
     }
     let node = builder.node(event, span)?;
-    Ok((Some(node), builder.last_line))
+    let (node_end, node_last_line) = (builder.last_end, builder.last_line);
+    *root_end = node_end;
+    // yaml.v2 reads the document's end after its node, which scans the next token: it must scan
+    // (a character that cannot start a token, an unterminated quoted scalar, a bad escape are
+    // refused). libyaml ends the document there whatever the token is, so the parser's complaint
+    // about it (which would come from the next document's start, never read) is no error, nor is
+    // the YAML 1.2 rule on what may follow a quoted scalar (a token libyaml has not read yet).
+    match builder.next() {
+        Err(ParseError::Syntax { message, .. })
+            if message == "did not find expected <document start>"
+                || message.starts_with("invalid trailing content after") => {}
+        other => {
+            other?;
+        }
+    }
+    // The parser underneath may end the document before that token: libyaml's scanner reaches it,
+    // past blank lines and comments, so a refused tab up to its line counts.
+    let next_token_line = next_token_line(text, node_end);
+    Ok((
+        Some(node),
+        node_last_line.max(next_token_line + builder.line_offset),
+    ))
+}
+
+/// The line (1-based, in `text`) of the first character from char index `from` on that is not a
+/// space, a line break or part of a comment: where libyaml's scanner stops for the next token (a
+/// tab included: after a line break, in block context, it may not start a token). The last line
+/// when there is none.
+fn next_token_line(text: &str, from: usize) -> usize {
+    let mut line = 1;
+    let mut in_comment = false;
+    let mut after_blank = true;
+    for (i, c) in text.chars().enumerate() {
+        if i < from {
+            if c == '\n' {
+                line += 1;
+            }
+            after_blank = matches!(c, ' ' | '\t' | '\n' | '\r');
+            continue;
+        }
+        match c {
+            '\n' => {
+                line += 1;
+                in_comment = false;
+            }
+            _ if in_comment => {}
+            ' ' | '\r' => {}
+            '#' if after_blank => in_comment = true,
+            _ => return line,
+        }
+        after_blank = matches!(c, ' ' | '\t' | '\n' | '\r');
+    }
+    line
 }
 
 struct Builder<'a, 'e> {
@@ -144,8 +251,12 @@ struct Builder<'a, 'e> {
     anchors: HashMap<usize, Rc<Node>>,
     /// Set to the char index of a "tab after `:`" rejection, so that the caller can retry.
     tab_after_colon: &'e mut Option<usize>,
+    /// Set to the char index of a "trailing content after a quoted scalar" rejection.
+    trailing: &'e mut Option<usize>,
     /// The line of the end of the last event read.
     last_line: usize,
+    /// The char index of the end of the last event read.
+    last_end: usize,
 }
 
 impl<'a> Builder<'a, '_> {
@@ -153,11 +264,15 @@ impl<'a> Builder<'a, '_> {
         match self.parser.next_event() {
             Some(Ok(e)) => {
                 self.last_line = self.last_line.max(e.1.end.line() + self.line_offset);
+                self.last_end = self.last_end.max(e.1.end.index());
                 Ok(e)
             }
             Some(Err(e)) => {
                 if e.info() == "':' must be followed by a valid YAML whitespace" {
                     *self.tab_after_colon = Some(e.marker().index());
+                }
+                if e.info().starts_with("invalid trailing content after") {
+                    *self.trailing = Some(e.marker().index());
                 }
                 Err(self.scan_error(&e))
             }

@@ -178,6 +178,19 @@ Y2J = [
     "{\"a\nb\": 1}", "{'a\n b': 1}", "{\"a\nb\"}", "[\"a\nb\"]", "{a: \"b\nc\"}", "{\"a\nb\" : 1}",
     # A document end marker before any node.
     "...\n", "...\na: 1", "# c\n...\na: 1", "a: 1\n...\nb: 2", "--- \n...\na: 1", "... # c\na: 1",
+    # Non-finite floats: Go's JSON encoder refuses them once the document is decoded, the first in
+    # key order, so one that a later duplicate key replaces is no error.
+    "a: .inf\na: 1", "b: .inf\na: .nan", "a: [1, .inf]\nb: -.inf\na: 2", "<<: {a: .inf}\na: 1",
+    "a: 1\n<<: {b: .nan}", "- .inf\n- .nan", "b: {c: .nan}\nb: {d: 1}", "a: .inf\nb: !!int x",
+    ".inf", "b: [.nan, {c: .inf}]\na: {x: -.inf}",
+    # What follows a flow collection or scalar root up to the next token is scanned (yaml.v2 reads
+    # the document's end); a parser complaint about that token is not made.
+    "{\"a\": 1}\n\t", "{a: 1}\n\tb", "[1]\n\t", "x\n\t", "{a: 1}\n# c\n\t", "{a: 1}\n\n\t- x",
+    "'q'\n\tz", "{a: 1} x", "{a: 1}\nb: 2", "[1]\n- 2", "{a: 1}\n\tb: 1", "{a: 1}\n  \t", "{a: 1}\t",
+    "{a: 1}\n`", "{a: 1}\n@x", "{a: 1}\n\"x", "{a: 1}\n...\n\t", "x\n\t\ny", "{a: 1}\n'x",
+    "{a: 1}\n\"\\q\"", "{a: 1}\n&", "{a: 1}\n!<x", "{\"apiVersion\": \"x\"}\n\": \"k\", \"kind",
+    "{a: 1}\n'x' y", "'q' z", "[1]\n\t- x\n", "k: 'v' z", "- 'v' z", "k:\n  \"v\" z", "'k': 'v' z",
+    "{a: 1}: 'v' z", "[\"a\"] \"b\" c", "\"a\" # c\n\"b\" c", "{a: \"b\" c}", "\"a\"\n\"b\" c",
 ]
 
 
