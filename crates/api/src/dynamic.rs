@@ -167,8 +167,8 @@ pub fn default_node_registration(
         };
     } else if !nr.cri_socket.starts_with("unix") {
         warnings.push(format!(
-            "Usage of CRI endpoints without URL scheme is deprecated and can cause kubelet errors in the future. Automatically prepending scheme \"unix\" to the \"criSocket\" with value {:?}. Please update your configuration!",
-            nr.cri_socket
+            "Usage of CRI endpoints without URL scheme is deprecated and can cause kubelet errors in the future. Automatically prepending scheme \"unix\" to the \"criSocket\" with value {}. Please update your configuration!",
+            crate::gofmt::quote(&nr.cri_socket)
         ));
         nr.cri_socket = format!("unix://{}", nr.cri_socket);
     }

@@ -61,6 +61,7 @@ fn control_plane_etcd_and_kubelet_files_match_upstream() {
         "16-kubelet-kubeproxy.yaml",
         "13-tokens.yaml",
         "02-init-only.yaml",
+        "w45-cri-socket-naming-no-path.yaml",
     ] {
         let cfg = corpus().join("valid").join(name);
         let (up_out, up_tree) = run_in_root(&upstream_kubeadm(), &cfg, phases);

@@ -143,82 +143,136 @@ pub(crate) fn parse_duration(orig: &str) -> Result<i64, String> {
     Ok(if neg { -(total as i64) } else { total as i64 })
 }
 
-/// pflag's reading of a string-slice value: one CSV record (quotes allowed); "" is no items.
+/// pflag's reading of a string-slice value: the first record of Go's `encoding/csv` reader (comma
+/// separated, quotes allowed, strict quoting), "" being no items. As Go's reader: positions count
+/// bytes from 1, `\r\n` reads as `\n`, blank lines before the record are skipped (nothing but blank
+/// lines is `EOF`), a quoted field may span lines and the record ends with its first line break
+/// outside quotes (what follows is not read).
 pub(crate) fn parse_csv(s: &str) -> Result<Vec<String>, String> {
     if s.is_empty() {
         return Ok(Vec::new());
     }
-    let mut fields = Vec::new();
-    let mut chars = s.chars().peekable();
-    let mut field = String::new();
-    let mut column = 0usize;
+    let mut reader = CsvLines {
+        rest: s.as_bytes(),
+        number: 0,
+    };
+    let mut line = loop {
+        match reader.next_line() {
+            None => return Err("EOF".to_string()),
+            Some(l) if l == b"\n" => continue,
+            Some(l) => break l,
+        }
+    };
+    let record_line = reader.number;
+    let error = |line: usize, column: usize, what: &str| {
+        if line == record_line {
+            format!("parse error on line {line}, column {column}: {what}")
+        } else {
+            format!("record on line {record_line}; parse error on line {line}, column {column}: {what}")
+        }
+    };
+    const BARE: &str = "bare \" in non-quoted-field";
+    const QUOTE: &str = "extraneous or missing \" in quoted-field";
+    let mut fields: Vec<Vec<u8>> = Vec::new();
+    let (mut at_line, mut column) = (record_line, 1usize);
     loop {
-        if chars.peek() == Some(&'"') {
-            chars.next();
-            let start = column;
-            column += 1;
-            loop {
-                match chars.next() {
-                    Some('"') if chars.peek() == Some(&'"') => {
-                        chars.next();
-                        field.push('"');
-                        column += 2;
-                    }
-                    Some('"') => {
+        if line.first() != Some(&b'"') {
+            let comma = line.iter().position(|&b| b == b',');
+            let field = match comma {
+                Some(i) => &line[..i],
+                None => line.strip_suffix(b"\n").unwrap_or(&line),
+            };
+            if let Some(j) = field.iter().position(|&b| b == b'"') {
+                return Err(error(reader.number, column + j, BARE));
+            }
+            fields.push(field.to_vec());
+            match comma {
+                Some(i) => {
+                    line = line[i + 1..].to_vec();
+                    column += i + 1;
+                }
+                None => break,
+            }
+            continue;
+        }
+        // A quoted field, maybe over several lines.
+        let mut field = Vec::new();
+        line.remove(0);
+        column += 1;
+        loop {
+            if let Some(i) = line.iter().position(|&b| b == b'"') {
+                field.extend_from_slice(&line[..i]);
+                line.drain(..=i);
+                column += i + 1;
+                match line.first() {
+                    Some(b'"') => {
+                        field.push(b'"');
+                        line.remove(0);
                         column += 1;
+                    }
+                    Some(b',') => {
+                        line.remove(0);
+                        column += 1;
+                        fields.push(field);
                         break;
                     }
-                    Some(c) => {
-                        field.push(c);
-                        column += 1;
+                    None | Some(b'\n') if line.len() <= 1 => {
+                        fields.push(field);
+                        return Ok(strings(fields));
                     }
-                    None => {
-                        let _ = start;
-                        return Err(
-                            "record on line 1; parse error on line 2, column 0: extraneous or missing \" in quoted-field"
-                                .to_string(),
-                        );
-                    }
+                    _ => return Err(error(reader.number, column - 1, QUOTE)),
                 }
-            }
-            match chars.next() {
-                None => {
-                    fields.push(std::mem::take(&mut field));
-                    break;
+            } else if !line.is_empty() {
+                field.extend_from_slice(&line);
+                column += line.len();
+                line = reader.next_line().unwrap_or_default();
+                if !line.is_empty() {
+                    at_line += 1;
+                    column = 1;
                 }
-                Some(',') => {
-                    fields.push(std::mem::take(&mut field));
-                    column += 1;
-                }
-                Some(_) => {
-                    return Err(format!(
-                        "parse error on line 1, column {}: extraneous or missing \" in quoted-field",
-                        column + 1
-                    ));
-                }
-            }
-        } else {
-            let mut ended = true;
-            for c in chars.by_ref() {
-                column += 1;
-                if c == ',' {
-                    ended = false;
-                    break;
-                }
-                if c == '"' {
-                    return Err(format!(
-                        "parse error on line 1, column {column}: bare \" in non-quoted-field"
-                    ));
-                }
-                field.push(c);
-            }
-            fields.push(std::mem::take(&mut field));
-            if ended {
-                break;
+            } else {
+                return Err(error(at_line, column, QUOTE));
             }
         }
     }
-    Ok(fields)
+    Ok(strings(fields))
+}
+
+fn strings(fields: Vec<Vec<u8>>) -> Vec<String> {
+    fields
+        .into_iter()
+        .map(|f| String::from_utf8_lossy(&f).into_owned())
+        .collect()
+}
+
+/// Go's `encoding/csv` line reading: each line with its `\n`, `\r\n` read as `\n`, a `\r` ending
+/// the input dropped; the line number counts every read.
+struct CsvLines<'a> {
+    rest: &'a [u8],
+    number: usize,
+}
+
+impl CsvLines<'_> {
+    fn next_line(&mut self) -> Option<Vec<u8>> {
+        self.number += 1;
+        if self.rest.is_empty() {
+            return None;
+        }
+        let end = self
+            .rest
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(self.rest.len(), |i| i + 1);
+        let mut line = self.rest[..end].to_vec();
+        self.rest = &self.rest[end..];
+        if self.rest.is_empty() && line.last() == Some(&b'\r') {
+            line.pop();
+        }
+        if line.ends_with(b"\r\n") {
+            line.remove(line.len() - 2);
+        }
+        Some(line)
+    }
 }
 
 #[cfg(test)]
@@ -270,5 +324,32 @@ mod tests {
         );
         assert_eq!(parse_csv("a,"), Ok(vec!["a".to_string(), String::new()]));
         assert_eq!(parse_csv(""), Ok(vec![]));
+        // What Go's reader says (go1.20 and later), checked against upstream's flag errors.
+        assert_eq!(parse_csv("a\nb"), Ok(vec!["a".to_string()]));
+        assert_eq!(parse_csv("\n\na,b"), Ok(vec!["a".to_string(), "b".to_string()]));
+        assert_eq!(parse_csv("\n"), Err("EOF".to_string()));
+        assert_eq!(
+            parse_csv("\"a\nb\",c"),
+            Ok(vec!["a\nb".to_string(), "c".to_string()])
+        );
+        assert_eq!(
+            parse_csv("\"abc"),
+            Err("parse error on line 1, column 5: extraneous or missing \" in quoted-field".to_string())
+        );
+        assert_eq!(
+            parse_csv("é,\"a\"b"),
+            Err("parse error on line 1, column 6: extraneous or missing \" in quoted-field".to_string())
+        );
+        assert_eq!(
+            parse_csv("\"x\ny\"z"),
+            Err(
+                "record on line 1; parse error on line 2, column 2: extraneous or missing \" in quoted-field"
+                    .to_string()
+            )
+        );
+        assert_eq!(
+            parse_csv("ab,c\"d"),
+            Err("parse error on line 1, column 5: bare \" in non-quoted-field".to_string())
+        );
     }
 }

@@ -161,20 +161,14 @@ pub(crate) fn images_pull(inv: &Invocation<'_>, _out: &mut Output) -> Result<(),
     )?;
     let images = control_plane_images(&rep, &cfg);
     let socket = &cfg.init.node_registration.cri_socket;
-    match kubeadm_host::cri::CriClient::new(socket) {
-        Ok(runtime) => {
-            // On a terminal, each pull shows on one line while it runs.
-            let runtime = PullProgress {
-                runtime: &runtime,
-                reporter: &rep,
-                prefix: "config/images",
-            };
-            pull_images(&runtime, &images, &rep)
-        }
-        // Upstream only finds out at the first `crictl pull` that it cannot use the endpoint, and says
-        // so for that image.
-        Err(e) => Err(pull_failed(images.first().map_or("", String::as_str), &e)),
-    }
+    let runtime = crate::setup::runtime(socket);
+    // On a terminal, each pull shows on one line while it runs.
+    let runtime = PullProgress {
+        runtime: &*runtime,
+        reporter: &rep,
+        prefix: "config/images",
+    };
+    pull_images(&runtime, &images, &rep)
 }
 
 /// Upstream's `PullControlPlaneImages`: pulls each image in turn (each with the runtime's retries),

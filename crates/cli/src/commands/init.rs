@@ -126,7 +126,7 @@ pub(crate) fn init_data(
     // The CA certificate without its key: the user manages the CA.
     let manifest_facts =
         manifest_host_facts(fs.exists(&cert_dir.join("ca.crt")) && !fs.exists(&cert_dir.join("ca.key")));
-    let runtime = setup::runtime(&cfg.init.node_registration.cri_socket).map_err(|e| e.to_string())?;
+    let runtime = setup::runtime(&cfg.init.node_registration.cri_socket);
     Ok(InitData {
         dry_run,
         ignore_preflight_errors: Default::default(),
@@ -138,7 +138,7 @@ pub(crate) fn init_data(
         hostname: setup::hostname(),
         init_system: setup::init_system(dry_run),
         host_probe: setup::host_probe(),
-        runtime: Box::new(runtime),
+        runtime,
         kubeconfig_dir,
         patches,
         manifest_facts,

@@ -250,8 +250,7 @@ fn context(inv: &Invocation<'_>, cfg: JoinConfig) -> Result<JoinData, CommandErr
         .iter()
         .cloned()
         .collect();
-    let runtime = setup::runtime(&cfg.join.node_registration.cri_socket)
-        .map_err(|e| CommandError::Failed(e.to_string()))?;
+    let runtime = setup::runtime(&cfg.join.node_registration.cri_socket);
     // Upstream's `newJoinData`: a control plane whose admin.conf exists (phases run one by one)
     // reads the cluster with it instead of discovering.
     let tls_bootstrap = if inv.flags.bool("control-plane") && setup::stat_ok(Path::new(ADMIN_CONF)) {
@@ -285,7 +284,7 @@ fn context(inv: &Invocation<'_>, cfg: JoinConfig) -> Result<JoinData, CommandErr
         patches: patches.clone(),
         init_system: setup::init_system(dry_run),
         host_probe: setup::host_probe(),
-        runtime: Box::new(runtime),
+        runtime,
         fs: Box::new(fs.clone()),
         reporter: Box::new(rep.clone()),
         connect: Box::new(connect),

@@ -10,9 +10,7 @@ use kubeadm_api::dynamic::DynamicInputs;
 use kubeadm_api::validation::validate_ignore_preflight_errors;
 use kubeadm_core::layout::{ADMIN_CONF, Layout};
 use kubeadm_effects::cluster::Cluster;
-use kubeadm_effects::cri::{
-    CriError, DEFAULT_CRI_SOCKET, Image, PodSandbox, Runtime, RuntimeStatus, RuntimeVersion,
-};
+use kubeadm_effects::cri::DEFAULT_CRI_SOCKET;
 use kubeadm_effects::report::Reporter;
 use kubeadm_host::fs::RealFs;
 use kubeadm_phases::ResetData;
@@ -129,13 +127,7 @@ fn context(inv: &Invocation<'_>) -> Result<ResetData, CommandError> {
             socket
         }
     };
-    let runtime: Box<dyn Runtime> = match crate::setup::runtime(&cri_socket) {
-        Ok(c) => Box::new(c),
-        Err(e) => Box::new(UnusableRuntime {
-            endpoint: cri_socket.clone(),
-            reason: e.to_string(),
-        }),
-    };
+    let runtime = crate::setup::runtime(&cri_socket);
     let layout = Layout::default();
     Ok(ResetData {
         cfg,
@@ -179,53 +171,6 @@ fn detect_cri_socket(existing: &[String]) -> Result<String, String> {
     }
 }
 
-/// The runtime behind a `--cri-socket` that is not a Unix socket: every call fails with the reason,
-/// so reset warns when removing containers, as upstream's `crictl -r <garbage>` fails there.
-#[derive(Debug)]
-struct UnusableRuntime {
-    endpoint: String,
-    reason: String,
-}
-
-impl UnusableRuntime {
-    fn error(&self) -> CriError {
-        CriError::InvalidEndpoint {
-            endpoint: self.endpoint.clone(),
-            reason: self.reason.clone(),
-        }
-    }
-}
-
-impl Runtime for UnusableRuntime {
-    fn endpoint(&self) -> &str {
-        &self.endpoint
-    }
-    fn version(&self) -> Result<RuntimeVersion, CriError> {
-        Err(self.error())
-    }
-    fn status(&self) -> Result<RuntimeStatus, CriError> {
-        Err(self.error())
-    }
-    fn list_images(&self) -> Result<Vec<Image>, CriError> {
-        Err(self.error())
-    }
-    fn image_status(&self, _: &str) -> Result<Option<Image>, CriError> {
-        Err(self.error())
-    }
-    fn pull_image_once(&self, _: &str) -> Result<String, CriError> {
-        Err(self.error())
-    }
-    fn list_pod_sandboxes(&self) -> Result<Vec<PodSandbox>, CriError> {
-        Err(self.error())
-    }
-    fn stop_pod_sandbox(&self, _: &str) -> Result<(), CriError> {
-        Err(self.error())
-    }
-    fn remove_pod_sandbox(&self, _: &str) -> Result<(), CriError> {
-        Err(self.error())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -237,22 +182,5 @@ mod tests {
         assert_eq!(detect_cri_socket(std::slice::from_ref(&crio)), Ok(crio.clone()));
         let err = detect_cri_socket(&[DEFAULT_CRI_SOCKET.to_string(), crio]).expect_err("two");
         assert!(err.ends_with("unix:///var/run/containerd/containerd.sock, unix:///var/run/crio/crio.sock"));
-    }
-
-    #[test]
-    fn an_unusable_runtime_names_the_endpoint_in_every_error() {
-        let r = UnusableRuntime {
-            endpoint: "garbage".into(),
-            reason: "not a unix socket".into(),
-        };
-        let err = r.list_pod_sandboxes().expect_err("unusable").to_string();
-        assert!(
-            err.contains("\"garbage\"") && err.contains("not a unix socket"),
-            "{err}"
-        );
-        assert!(matches!(
-            r.remove_pod_sandboxes(&["a".into()]),
-            Err(e) if e.to_string().starts_with("failed to stop running pod a")
-        ));
     }
 }

@@ -174,10 +174,9 @@ pub(crate) fn run(inv: &Invocation<'_>, _: &mut Output) -> Result<(), CommandErr
         confirm(&rep)?;
     }
 
-    let runtime = crate::setup::runtime(&cfg.init.node_registration.cri_socket)
-        .map_err(|e| CommandError::Failed(e.to_string()))?;
+    let runtime = crate::setup::runtime(&cfg.init.node_registration.cri_socket);
     let runtime = PullProgress {
-        runtime: &runtime,
+        runtime: &*runtime,
         reporter: &rep,
         prefix: "upgrade/prepull",
     };

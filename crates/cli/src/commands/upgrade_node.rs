@@ -93,7 +93,7 @@ fn context(inv: &Invocation<'_>) -> Result<NodeData, CommandError> {
     } else {
         DEFAULT_CRI_SOCKET.to_string()
     };
-    let runtime = crate::setup::runtime(&socket).map_err(|e| CommandError::Failed(e.to_string()))?;
+    let runtime = crate::setup::runtime(&socket);
     let external_ca = kubeadm_phases::upgrade::diff::using_external_ca(
         &*fs,
         &*crate::setup::host_probe(),
@@ -127,7 +127,7 @@ fn context(inv: &Invocation<'_>) -> Result<NodeData, CommandError> {
         kubelet_dir: Layout::default().kubelet_dir(),
         fs,
         host_probe: crate::setup::host_probe(),
-        runtime: Box::new(runtime),
+        runtime,
         reporter: Box::new(rep),
         control_plane,
         patches_announced: false,

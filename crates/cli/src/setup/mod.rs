@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use kubeadm_core::manifests::{CA_CERTS_EXTRA_PATHS, ManifestHostFacts};
-use kubeadm_effects::cri::CriError;
+use kubeadm_effects::cri::{CriError, Image, PodSandbox, Runtime, RuntimeStatus, RuntimeVersion};
 use kubeadm_effects::fs::{DryRunFs, Fs};
 use kubeadm_effects::host_probe::HostProbe;
 use kubeadm_effects::init_system::{DryRunInitSystem, InitSystem};
@@ -55,9 +55,68 @@ pub(crate) fn keygen() -> Box<dyn KeyGen> {
     Box::new(AwsLcKeyGen)
 }
 
-/// The container runtime at a CRI endpoint (`unix://…` or a socket path).
-pub(crate) fn runtime(endpoint: &str) -> Result<CriClient, CriError> {
-    CriClient::new(endpoint)
+/// The container runtime at a CRI endpoint (`unix://…` or a socket path). An endpoint that names
+/// no Unix socket is no error until the runtime is used: upstream runs `crictl -r <endpoint>`, which
+/// fails then, so the phases that never use it (`init phase control-plane`, …) run.
+pub(crate) fn runtime(endpoint: &str) -> Box<dyn Runtime> {
+    match CriClient::new(endpoint) {
+        Ok(client) => Box::new(client),
+        Err(e) => Box::new(UnusableRuntime {
+            endpoint: endpoint.to_string(),
+            reason: match e {
+                CriError::InvalidEndpoint { reason, .. } => reason,
+                other => other.to_string(),
+            },
+        }),
+    }
+}
+
+/// The runtime behind a `--cri-socket` that is not a Unix socket: every call fails with the reason,
+/// as upstream's `crictl -r <garbage>` fails at each call (reset warns when removing containers,
+/// preflight reports the runtime not running, a pull fails for its image).
+#[derive(Debug)]
+struct UnusableRuntime {
+    endpoint: String,
+    reason: String,
+}
+
+impl UnusableRuntime {
+    fn error(&self) -> CriError {
+        CriError::InvalidEndpoint {
+            endpoint: self.endpoint.clone(),
+            reason: self.reason.clone(),
+        }
+    }
+}
+
+impl Runtime for UnusableRuntime {
+    fn endpoint(&self) -> &str {
+        &self.endpoint
+    }
+    fn version(&self) -> Result<RuntimeVersion, CriError> {
+        Err(self.error())
+    }
+    fn status(&self) -> Result<RuntimeStatus, CriError> {
+        Err(self.error())
+    }
+    fn list_images(&self) -> Result<Vec<Image>, CriError> {
+        Err(self.error())
+    }
+    fn image_status(&self, _: &str) -> Result<Option<Image>, CriError> {
+        Err(self.error())
+    }
+    fn pull_image_once(&self, _: &str) -> Result<String, CriError> {
+        Err(self.error())
+    }
+    fn list_pod_sandboxes(&self) -> Result<Vec<PodSandbox>, CriError> {
+        Err(self.error())
+    }
+    fn stop_pod_sandbox(&self, _: &str) -> Result<(), CriError> {
+        Err(self.error())
+    }
+    fn remove_pod_sandbox(&self, _: &str) -> Result<(), CriError> {
+        Err(self.error())
+    }
 }
 
 /// This host's name, as the kubelet registers it by default (empty when it cannot be read).
@@ -186,4 +245,25 @@ pub(crate) fn enter_rootfs(rootfs: &str) -> Result<(), CommandError> {
             kubeadm_api::gofmt::io_error(&e)
         ))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unusable_runtime_names_the_endpoint_in_every_error() {
+        // `unix://x` names a host and no socket path.
+        let r = runtime("x");
+        let err = r.list_pod_sandboxes().expect_err("unusable").to_string();
+        assert!(
+            err.contains("\"x\"") && err.contains("the endpoint names no socket path"),
+            "{err}"
+        );
+        assert!(r.pull_image("pause").is_err());
+        assert!(matches!(
+            r.remove_pod_sandboxes(&["a".into()]),
+            Err(e) if e.to_string().starts_with("failed to stop running pod a")
+        ));
+    }
 }

@@ -18,12 +18,13 @@ pub const ANNOTATION_CRI_SOCKET: &str = "kubeadm.alpha.kubernetes.io/cri-socket"
 /// `v1.LabelHostname`: upstream waits for the kubelet to set it before patching.
 pub const LABEL_HOSTNAME: &str = "kubernetes.io/hostname";
 
-/// `Taint.ToString`: `key=value:effect`, or `key:effect` without a value.
+/// `Taint.ToString`: `key=value:effect`, without `=value` when it has none, and without `:effect`
+/// when it has neither (a value without an effect keeps the colon: `key=value:`).
 pub fn taint_string(t: &Taint) -> String {
-    if t.value.is_empty() {
-        format!("{}:{}", t.key, t.effect)
-    } else {
-        format!("{}={}:{}", t.key, t.value, t.effect)
+    match (t.value.is_empty(), t.effect.is_empty()) {
+        (true, true) => t.key.clone(),
+        (true, false) => format!("{}:{}", t.key, t.effect),
+        (false, _) => format!("{}={}:{}", t.key, t.value, t.effect),
     }
 }
 
@@ -157,5 +158,24 @@ fn sorted(v: &Value) -> Value {
         }
         Value::Array(a) => Value::Array(a.iter().map(sorted).collect()),
         other => other.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn taints_print_as_go_does() {
+        let taint = |key: &str, value: &str, effect: &str| Taint {
+            key: key.into(),
+            value: value.into(),
+            effect: effect.into(),
+            ..Default::default()
+        };
+        assert_eq!(taint_string(&taint("k", "", "")), "k");
+        assert_eq!(taint_string(&taint("k", "", "NoSchedule")), "k:NoSchedule");
+        assert_eq!(taint_string(&taint("k", "v", "")), "k=v:");
+        assert_eq!(taint_string(&taint("k", "v", "NoExecute")), "k=v:NoExecute");
     }
 }
