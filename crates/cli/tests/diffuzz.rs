@@ -1,9 +1,12 @@
 //! Differential fuzzing against upstream kubeadm v1.25.16: the configs of `tests/corpus/` are mutated
 //! (byte flips, control characters, Unicode oddities, lines deleted, duplicated or re-indented,
 //! scalars swapped or replaced by edge values, anchors and aliases, extra documents, truncation) and
-//! fed to the commands that read a config; flags of the config commands get random values. Upstream
-//! and ours run each case side by side and must agree on the verdict, the exit code, the error's
-//! words and the output, except where `tests/corpus/deliberate-differences.txt` says otherwise.
+//! fed to the commands that read a config (`config images list`, `config migrate`, `token create
+//! --dry-run` and, as root, chrooted with `--rootfs`: `init --dry-run`, `init phase control-plane
+//! all`, `init phase etcd local`); flags of the config commands get random values. Upstream and ours
+//! run each case side by side, each in a folder of its own, and must agree on the verdict, the exit
+//! code, the error's words and the output (for the phases, every file written, byte for byte, with
+//! its mode), except where `tests/corpus/deliberate-differences.txt` says otherwise.
 //! Upstream goes through a file's documents in Go's random map order, so with several documents
 //! which one's warnings and error come first varies between its runs; such a case that differs is
 //! run through upstream again (up to 8 times) and ours must match one of its runs.
@@ -19,8 +22,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use kubeadm_testkit::dryrun::dry_run_whole;
 use kubeadm_testkit::oracle::{
-    Allowance, Run, differences, expected_code, mask_tokens, run, stderr_lines, upstream_kubeadm,
+    Allowance, Run, diff, differences, expected_code, mask_tokens, run, stderr_lines, upstream_kubeadm,
 };
 
 fn ours() -> PathBuf {
@@ -332,14 +336,61 @@ fn flag_value(rng: &mut Rng) -> String {
     String::from_utf8_lossy(&v).replace('\0', "")
 }
 
-/// One case: the arguments (with `{F}` for the config file) and the file's bytes, if any.
+/// What a case's run leaves to compare when both accept.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Output {
+    /// Standard output, random tokens masked.
+    Plain,
+    /// `init --dry-run`'s whole output, with [`dry_run_whole`]'s masks.
+    DryRun,
+    /// Standard output, and every file written under the root (`init phase … --rootfs`).
+    Files,
+}
+
+/// One case: the arguments (`{F}` for the config file, `{R}` for the side's own root: each binary
+/// runs in a folder of its own) and the file's bytes, if any.
 struct Case {
     args: Vec<String>,
     file: Option<Vec<u8>>,
     what: String,
+    output: Output,
 }
 
-fn make_case(seed: u64, index: u64, seeds: &[(String, Vec<u8>)]) -> Case {
+/// The commands that read a config file, with what to compare; `rootfs` ones need root.
+fn config_command(rng: &mut Rng, rootfs: bool) -> (Vec<String>, Output) {
+    let s = |v: &[&str]| v.iter().map(|a| a.to_string()).collect::<Vec<_>>();
+    let chrooted = |words: &[&str]| {
+        let mut a = s(&["--rootfs", "{R}"]);
+        a.extend(s(words));
+        a.extend(s(&["--config", "/config.yaml"]));
+        a
+    };
+    match rng.below(if rootfs { 16 } else { 11 }) {
+        0..=2 => (s(&["config", "images", "list", "--config", "{F}"]), Output::Plain),
+        3 => (
+            s(&["config", "images", "list", "-o", "yaml", "--config", "{F}"]),
+            Output::Plain,
+        ),
+        4..=7 => (s(&["config", "migrate", "--old-config", "{F}"]), Output::Plain),
+        8..=10 => (
+            s(&["token", "create", "--dry-run", "--config", "{F}"]),
+            Output::Plain,
+        ),
+        11 | 12 => (
+            chrooted(&["init", "phase", "control-plane", "all"]),
+            Output::Files,
+        ),
+        13 => (chrooted(&["init", "phase", "etcd", "local"]), Output::Files),
+        _ => {
+            // Preflight's findings are the host's (and, for upstream, its chroot's): skipped.
+            let mut a = chrooted(&["init", "--dry-run"]);
+            a.push("--skip-phases=preflight".into());
+            (a, Output::DryRun)
+        }
+    }
+}
+
+fn make_case(seed: u64, index: u64, seeds: &[(String, Vec<u8>)], rootfs: bool) -> Case {
     let mut rng = Rng::new(seed, index);
     let s = |v: &[&str]| v.iter().map(|a| a.to_string()).collect::<Vec<_>>();
     if rng.chance(15) {
@@ -379,20 +430,18 @@ fn make_case(seed: u64, index: u64, seeds: &[(String, Vec<u8>)]) -> Case {
             args,
             file: None,
             what,
+            output: Output::Plain,
         };
     }
     let (name, text) = rng.pick(seeds);
     let (bytes, applied) = mutate(&mut rng, text.clone(), seeds);
-    let args = match rng.below(5) {
-        0 | 1 => s(&["config", "images", "list", "--config", "{F}"]),
-        2 => s(&["config", "images", "list", "-o", "yaml", "--config", "{F}"]),
-        _ => s(&["config", "migrate", "--old-config", "{F}"]),
-    };
+    let (args, output) = config_command(&mut rng, rootfs);
     let what = format!("{name} + {}", applied.join(", "));
     Case {
         args,
         file: Some(bytes),
         what,
+        output,
     }
 }
 
@@ -400,7 +449,13 @@ fn make_case(seed: u64, index: u64, seeds: &[(String, Vec<u8>)]) -> Case {
 const UPSTREAM_RERUNS: usize = 8;
 
 /// Why ours and upstream's runs of one case differ, if they do in a way the list does not allow.
-fn compare(up: &Run, us: &Run, file: &str, rules: &[kubeadm_testkit::oracle::Difference]) -> Option<String> {
+fn compare(
+    up: &Run,
+    us: &Run,
+    file: &str,
+    rules: &[kubeadm_testkit::oracle::Difference],
+    output: Output,
+) -> Option<String> {
     let rule = |kind: Allowance, text: &str| {
         rules
             .iter()
@@ -426,8 +481,15 @@ fn compare(up: &Run, us: &Run, file: &str, rules: &[kubeadm_testkit::oracle::Dif
             up.code
         ));
     }
-    if up.code == 0 && mask_tokens(&up.stdout) != mask_tokens(&us.stdout) {
-        return Some("stdout differs".into());
+    if up.code == 0 {
+        let (want, got) = match output {
+            Output::DryRun => (dry_run_whole(&up.stdout), dry_run_whole(&us.stdout)),
+            Output::Plain | Output::Files => (mask_tokens(&up.stdout), mask_tokens(&us.stdout)),
+        };
+        if want != got {
+            let lines: Vec<String> = diff(&want, &got).lines().take(12).map(str::to_string).collect();
+            return Some(format!("stdout differs:\n{}", lines.join("\n")));
+        }
     }
     let ours = without_locations(&stderr_lines(&us.stderr).join("\n"), file);
     for line in stderr_lines(&up.stderr) {
@@ -589,6 +651,8 @@ fn mutated_configs_and_flags_behave_like_upstream() {
         }
     }
     assert!(seeds.len() > 50, "only {} seeds", seeds.len());
+    // The chrooted commands (`--rootfs`) need root; without it, the config commands alone.
+    let rootfs = kubeadm_testkit::rootfs::is_root();
     let failures_dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("diffuzz-failures");
     let _ = std::fs::remove_dir_all(&failures_dir);
     let next = AtomicUsize::new(0);
@@ -600,28 +664,56 @@ fn mutated_configs_and_flags_behave_like_upstream() {
         for _ in 0..workers {
             scope.spawn(|| {
                 let dir = tempfile::tempdir().expect("tmp");
-                let file = dir.path().join("config.yaml");
+                // Each binary in a folder of its own: the chrooted commands write there.
+                let (up_dir, us_dir) = (dir.path().join("up"), dir.path().join("us"));
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed) as u64;
                     if i >= cases {
                         break;
                     }
-                    let case = make_case(seed, i, &seeds);
-                    if let Some(bytes) = &case.file {
-                        std::fs::write(&file, bytes).expect("write case");
+                    let case = make_case(seed, i, &seeds, rootfs);
+                    for side in [&up_dir, &us_dir] {
+                        let _ = std::fs::remove_dir_all(side);
+                        std::fs::create_dir(side).expect("case dir");
+                        if let Some(bytes) = &case.file {
+                            std::fs::write(side.join("config.yaml"), bytes).expect("write case");
+                        }
                     }
-                    let args: Vec<String> = case
-                        .args
-                        .iter()
-                        .map(|a| a.replace("{F}", &file.to_string_lossy()))
-                        .collect();
-                    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+                    let args_in = |side: &Path| -> Vec<String> {
+                        let file = side.join("config.yaml");
+                        case.args
+                            .iter()
+                            .map(|a| {
+                                a.replace("{F}", &file.to_string_lossy())
+                                    .replace("{R}", &side.to_string_lossy())
+                            })
+                            .collect()
+                    };
+                    let (up_args, us_args) = (args_in(&up_dir), args_in(&us_dir));
+                    let up_args: Vec<&str> = up_args.iter().map(String::as_str).collect();
+                    let us_args: Vec<&str> = us_args.iter().map(String::as_str).collect();
+                    // Upstream's messages name its own folder: read as if it were ours.
+                    let up_run = || {
+                        let r = run(&upstream_kubeadm(), &up_args, &up_dir, &[]);
+                        let (from, to) = (up_dir.to_string_lossy(), us_dir.to_string_lossy());
+                        Run {
+                            stdout: r.stdout.replace(from.as_ref(), &to),
+                            stderr: r.stderr.replace(from.as_ref(), &to),
+                            code: r.code,
+                        }
+                    };
                     let (up, us) = std::thread::scope(|s| {
-                        let up = s.spawn(|| run(&upstream_kubeadm(), &args, dir.path(), &[]));
-                        let us = run_limited(&ours(), &args, dir.path());
+                        let up = s.spawn(up_run);
+                        let us = run_limited(&ours(), &us_args, &us_dir);
                         (up.join().expect("upstream run"), us)
                     });
-                    let mut verdict = compare(&up, &us, &file.to_string_lossy(), &rules);
+                    // How our messages name the file: chrooted, as the command was given it.
+                    let file = if case.args.iter().any(|a| a == "{R}") {
+                        "/config.yaml".to_string()
+                    } else {
+                        us_dir.join("config.yaml").to_string_lossy().into_owned()
+                    };
+                    let mut verdict = compare(&up, &us, &file, &rules, case.output);
                     // Upstream goes through a file's documents in Go's random map order, so which
                     // document's warnings and error come first varies from run to run: ours must
                     // match one of its runs.
@@ -630,10 +722,16 @@ fn mutated_configs_and_flags_behave_like_upstream() {
                         if verdict.is_none() {
                             break;
                         }
-                        let again = run(&upstream_kubeadm(), &args, dir.path(), &[]);
-                        if compare(&again, &us, &file.to_string_lossy(), &rules).is_none() {
+                        // What the last run wrote goes; the config stays.
+                        for written in ["etc", "var"] {
+                            let _ = std::fs::remove_dir_all(up_dir.join(written));
+                        }
+                        if compare(&up_run(), &us, &file, &rules, case.output).is_none() {
                             verdict = None;
                         }
+                    }
+                    if verdict.is_none() && up.code == 0 && us.code == 0 && case.output == Output::Files {
+                        verdict = different_files(&up_dir, &us_dir);
                     }
                     let mut c = counts.lock().expect("counts");
                     match (&verdict, up.code) {
@@ -692,6 +790,39 @@ fn mutated_configs_and_flags_behave_like_upstream() {
             .collect::<Vec<_>>()
             .join("\n")
     );
+}
+
+/// How the files the two sides wrote under their roots differ (paths, modes, contents), if they do.
+/// Upstream's `init --dry-run` leaves its temporary folder behind: not compared.
+fn different_files(up: &Path, us: &Path) -> Option<String> {
+    let dirs = ["etc/kubernetes", "var/lib/kubelet"];
+    let (theirs, mine) = (
+        kubeadm_testkit::rootfs::tree(up, &dirs),
+        kubeadm_testkit::rootfs::tree(us, &dirs),
+    );
+    let theirs_names: Vec<&String> = theirs.keys().collect();
+    let mine_names: Vec<&String> = mine.keys().collect();
+    if theirs_names != mine_names {
+        return Some(format!(
+            "files written: upstream {theirs_names:?}, ours {mine_names:?}"
+        ));
+    }
+    for (path, (mode, content)) in &theirs {
+        let (my_mode, my_content) = &mine[path];
+        if mode != my_mode {
+            return Some(format!("{path}: mode {my_mode:o}, upstream {mode:o}"));
+        }
+        if content != my_content {
+            return Some(format!(
+                "{path} differs:\n{}",
+                diff(
+                    &String::from_utf8_lossy(content),
+                    &String::from_utf8_lossy(my_content)
+                )
+            ));
+        }
+    }
+    None
 }
 
 /// How long one of our runs may take before the case fails (a hang, not a verdict).
