@@ -296,26 +296,33 @@ fn set(value: &mut serde_json::Value, path: &[Segment], v: serde_json::Value) {
     }
 }
 
-/// Whether the object holding `path` decodes into a map of strings: it takes a made-up key with
-/// an empty string, and keeps it.
-fn is_map_of_strings<T: DeserializeOwned + serde::Serialize>(
+/// Go's zero values, in the order they are tried for a value of unknown type.
+fn zero_values() -> [serde_json::Value; 5] {
+    [json!(""), json!(0), json!(false), json!({}), json!([])]
+}
+
+/// The zero value Go stores for a null map value at `path`, when the object holding `path` is a
+/// map (`""` in a map of strings, `false` in feature gates): the first zero value a made-up key
+/// takes there and keeps. `None` when that object is a struct (a null field is left alone).
+fn map_zero_value<T: DeserializeOwned + serde::Serialize>(
     value: &serde_json::Value,
     path: &[Segment],
-) -> bool {
+) -> Option<serde_json::Value> {
     const PROBE: &str = "kubeadm-rs-probe\u{0}";
-    let mut probe = value.clone();
     let mut at = path.to_vec();
     at.pop();
     at.push(Segment::Key(PROBE.to_string()));
-    set(&mut probe, &at, serde_json::Value::String(String::new()));
-    let (result, ignored) = decode_noting_unknown::<T>(probe);
-    let Ok(obj) = result else { return false };
-    // Other unknown fields of the document do not matter; the made-up key must be kept.
-    !ignored.iter().any(|segs| pointer(segs) == pointer(&at))
-        && serde_json::to_value(&obj)
-            .ok()
-            .and_then(|out| out.pointer(&pointer(&at)).cloned())
-            .is_some_and(|v| v == "")
+    zero_values().into_iter().find(|zero| {
+        let mut probe = value.clone();
+        set(&mut probe, &at, zero.clone());
+        let (result, ignored) = decode_noting_unknown::<T>(probe);
+        let Ok(obj) = result else { return false };
+        // Other unknown fields of the document do not matter; the made-up key must be kept.
+        !ignored.iter().any(|segs| pointer(segs) == pointer(&at))
+            && serde_json::to_value(&obj)
+                .ok()
+                .is_some_and(|out| out.pointer(&pointer(&at)).is_some())
+    })
 }
 
 /// Decodes `value` into `T`, with the paths of the fields `T` does not have.
@@ -348,11 +355,11 @@ pub(crate) fn decode_typed<T: DeserializeOwned + serde::Serialize>(
     let mut value = doc.value.clone();
     let mut nulls = Vec::new();
     strip_nulls(&mut value, &mut Vec::new(), &mut nulls);
-    // A null map value is kept by Go as the zero value (`""` in a map of strings); only a field
-    // of a struct is left alone.
+    // A null map value is kept by Go as the zero value (`""` in a map of strings, `false` in a
+    // map of booleans); only a field of a struct is left alone.
     for null in &nulls {
-        if is_map_of_strings::<T>(&value, null) {
-            set(&mut value, null, serde_json::Value::String(String::new()));
+        if let Some(zero) = map_zero_value::<T>(&value, null) {
+            set(&mut value, null, zero);
         }
     }
     // A null item of a list is the zero value of the item's type for Go (`""` in a list of
@@ -360,21 +367,19 @@ pub(crate) fn decode_typed<T: DeserializeOwned + serde::Serialize>(
     // document order, so a failure further on is another null's).
     for null in null_items(&value) {
         let at = path_text(&null);
-        let zero = [json!(""), json!(0), json!(false), json!({}), json!([])]
-            .into_iter()
-            .find(|zero| {
-                let mut probe = value.clone();
-                set(&mut probe, &null, zero.clone());
-                match decode_noting_unknown::<T>(probe) {
-                    (Ok(_), _) => true,
-                    (Err(e), _) => {
-                        let failed = e.path().to_string();
-                        failed != at
-                            && !failed.starts_with(&format!("{at}."))
-                            && !failed.starts_with(&format!("{at}["))
-                    }
+        let zero = zero_values().into_iter().find(|zero| {
+            let mut probe = value.clone();
+            set(&mut probe, &null, zero.clone());
+            match decode_noting_unknown::<T>(probe) {
+                (Ok(_), _) => true,
+                (Err(e), _) => {
+                    let failed = e.path().to_string();
+                    failed != at
+                        && !failed.starts_with(&format!("{at}."))
+                        && !failed.starts_with(&format!("{at}["))
                 }
-            });
+            }
+        });
         if let Some(zero) = zero {
             set(&mut value, &null, zero);
         }

@@ -46,6 +46,17 @@ pub fn io_error(e: &std::io::Error) -> String {
         .unwrap_or_default()
 }
 
+/// Go's `os.ReadFile(path)` error text: `open <path>: <errno>`, except for a directory, which opens
+/// and then fails to read (`read <path>: is a directory`).
+pub fn read_file_error(path: &str, e: &std::io::Error) -> String {
+    let op = if e.kind() == std::io::ErrorKind::IsADirectory {
+        "read"
+    } else {
+        "open"
+    };
+    format!("{op} {path}: {}", io_error(e))
+}
+
 /// An approximation of Go's `strconv.IsPrint` for characters beyond ASCII: control and format
 /// characters and unassigned private ranges are escaped, the rest is printed.
 fn is_go_printable(c: char) -> bool {

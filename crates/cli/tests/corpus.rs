@@ -122,6 +122,10 @@ const IMPROVED: &[(&str, &str)] = &[
         "71-tab-after-json-document.yaml: line 3, column 1: found character that cannot start any token",
     ),
     (
+        "73-tab-after-second-json-document.yaml",
+        "73-tab-after-second-json-document.yaml: line 5, column 1: found character that cannot start any token",
+    ),
+    (
         "53-tab-indentation.yaml",
         "53-tab-indentation.yaml: line 5, column 1: found a tab character that violates indentation",
     ),

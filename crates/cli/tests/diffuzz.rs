@@ -12,7 +12,8 @@
 //! run through upstream again (up to 8 times) and ours must match one of its runs.
 //!
 //! Deterministic: case `i` of seed `s` is always the same input. `KUBEADM_DIFFUZZ_CASES` (default
-//! 2000) and `KUBEADM_DIFFUZZ_SEED` (default 18) change the run; a failing case is written to
+//! 2000), `KUBEADM_DIFFUZZ_SEED` (default 18) and `KUBEADM_DIFFUZZ_FIRST` (the first case's
+//! number, default 0: `FIRST=i CASES=i+1` reruns case `i` alone) change the run; a failing case is written to
 //! `target/tmp/diffuzz-failures/` and printed with both outputs, and the run fails.
 // clippy.toml keeps the binary's handlers off the host; tests run binaries on real files.
 #![allow(clippy::disallowed_methods)]
@@ -636,6 +637,7 @@ fn env_number(name: &str, default: u64) -> u64 {
 fn mutated_configs_and_flags_behave_like_upstream() {
     let cases = env_number("KUBEADM_DIFFUZZ_CASES", 2000);
     let seed = env_number("KUBEADM_DIFFUZZ_SEED", 18);
+    let first = env_number("KUBEADM_DIFFUZZ_FIRST", 0);
     let rules = differences();
     let mut seeds = Vec::new();
     for dir in ["valid", "invalid", "v1beta2", "warnings", "stricter"] {
@@ -655,7 +657,7 @@ fn mutated_configs_and_flags_behave_like_upstream() {
     let rootfs = kubeadm_testkit::rootfs::is_root();
     let failures_dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("diffuzz-failures");
     let _ = std::fs::remove_dir_all(&failures_dir);
-    let next = AtomicUsize::new(0);
+    let next = AtomicUsize::new(first as usize);
     let failures: Mutex<BTreeMap<String, (u64, String)>> = Mutex::new(BTreeMap::new());
     let counts = Mutex::new((0u64, 0u64, 0u64)); // (both accept, both refuse, failures)
     let started = std::time::Instant::now();
@@ -770,8 +772,9 @@ fn mutated_configs_and_flags_behave_like_upstream() {
     });
     let (accepted, refused, failed) = *counts.lock().expect("counts");
     let failures = failures.into_inner().expect("failures");
+    let cases = cases.saturating_sub(first);
     eprintln!(
-        "diffuzz: {cases} cases (seed {seed}) in {:.0?}: {accepted} accepted by both, {refused} refused by both, {failed} differences in {} classes",
+        "diffuzz: {cases} cases (seed {seed}, from case {first}) in {:.0?}: {accepted} accepted by both, {refused} refused by both, {failed} differences in {} classes",
         started.elapsed(),
         failures.len()
     );

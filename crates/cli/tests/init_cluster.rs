@@ -475,7 +475,7 @@ controlPlaneEndpoint: cp.example:6443
     }
 }
 
-/// `kubeadm init --dry-run` driven by flags alone, as most people run it, on 26 sets of flags
+/// `kubeadm init --dry-run` driven by flags alone, as most people run it, on 27 sets of flags
 /// (every flag of `init` that changes what it writes or creates), compared with upstream's whole
 /// output: the certificates' names, the files, every API object, the join text. Upstream's flag
 /// defaults differ from its config defaults in places (the bootstrap token's description), so a
@@ -492,6 +492,7 @@ fn init_dry_run_from_flags_prints_as_upstream() {
         "--apiserver-cert-extra-sans=api.example,10.9.9.9,*.wild.example",
         "--node-name=Master-1.example --cri-socket=unix:///run/crio/crio.sock",
         "--cri-socket=/run/containerd/containerd.sock",
+        "--cri-socket=unix:run/containerd/containerd.sock",
         "--token=abcdef.0123456789abcdef --token-ttl=0",
         "--token-ttl=72h30m",
         "--skip-token-print",

@@ -193,10 +193,22 @@ fn read_chunk(
         (Ok((_, last_line)), Some(tab)) if tab.position().line <= last_line => return Err(tab),
         (read, _) => read?.0,
     };
+    // A key named in an error holds the byte order mark, not its stand-in.
+    let restore = |e: ParseError| match (e, bom) {
+        (ParseError::DuplicateKey { position, key }, Some(stand_in)) => ParseError::DuplicateKey {
+            position,
+            key: key.replace(stand_in, "\u{feff}"),
+        },
+        (e, _) => e,
+    };
     let mut value = match root {
-        Some(root) => converter.value(&root, &mut String::new())?,
+        Some(root) => converter.value(&root, &mut String::new()).map_err(restore)?,
         None => serde_json::Value::Null,
     };
+    converter.duplicates = std::mem::take(&mut converter.duplicates)
+        .into_iter()
+        .map(restore)
+        .collect();
     if let Some(e) = converter.non_finite_error(&value) {
         return Err(e);
     }

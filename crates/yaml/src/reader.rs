@@ -11,7 +11,12 @@
 //! Two of libyaml's scanner rules are applied to the text here, because the YAML 1.2 parser
 //! underneath has different ones: NEL (U+0085), LS (U+2028) and PS (U+2029) are line breaks
 //! (given as `\n`; libyaml keeps LS and PS themselves in folded scalar content, which only changes
-//! such a value), and a byte order mark that starts a line is skipped.
+//! such a value), and a byte order mark right after the one that gives the encoding is skipped.
+//! yaml.v2's scanner skips a character at a line's start when `is_bom` holds, and its `is_bom`
+//! looks at the start of the read buffer rather than at the current character: a byte order mark
+//! that starts a later line is content (`\u{feff}  b: 1` is a key of its own, at column 0). After
+//! two marks at the very start, yaml.v2 drops the first character of some later lines too (while the
+//! buffer still starts with the mark); that quirk is not reproduced.
 //!
 //! libyaml decodes lazily, a block at a time, so with a document longer than its buffer a syntax
 //! error before a bad character could be reported instead; here the reader's verdict always comes
@@ -49,20 +54,21 @@ pub(crate) fn decode(bytes: &[u8], first_line: usize) -> Result<String, ParseErr
     Ok(as_libyaml_scans(out))
 }
 
-/// The text with libyaml's other line breaks made `\n` and byte order marks at line starts dropped.
+/// The text with libyaml's other line breaks made `\n` and a byte order mark that starts it dropped.
 fn as_libyaml_scans(text: String) -> String {
-    if !text.contains(['\u{85}', '\u{2028}', '\u{2029}', '\u{feff}']) {
+    let text = match text.strip_prefix('\u{feff}') {
+        Some(rest) => rest.to_string(),
+        None => text,
+    };
+    if !text.contains(['\u{85}', '\u{2028}', '\u{2029}']) {
         return text;
     }
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '\u{85}' | '\u{2028}' | '\u{2029}' => out.push('\n'),
-            '\u{feff}' if out.is_empty() || out.ends_with('\n') => {}
-            c => out.push(c),
-        }
-    }
-    out
+    text.chars()
+        .map(|c| match c {
+            '\u{85}' | '\u{2028}' | '\u{2029}' => '\n',
+            c => c,
+        })
+        .collect()
 }
 
 /// Where the reader is, for the error's position.
@@ -252,10 +258,16 @@ mod tests {
         );
         assert_eq!(decode(b"\xef\xbb\xbfa", 1).as_deref(), Ok("a"));
         assert_eq!(decode(b"\xff\xfea\x00", 1).as_deref(), Ok("a"));
-        // libyaml's scanner: NEL, LS and PS break lines; a BOM starting a line is skipped.
+        // libyaml's scanner: NEL, LS and PS break lines; a BOM starting a later line is content.
         assert_eq!(
             decode("a: b\u{85}c\u{2028}d\u{2029}\u{feff}e: \u{feff}".as_bytes(), 1).as_deref(),
-            Ok("a: b\nc\nd\ne: \u{feff}")
+            Ok("a: b\nc\nd\n\u{feff}e: \u{feff}")
+        );
+        // The encoding's mark, then one more skipped at the first line's start; a third is content.
+        assert_eq!(decode("\u{feff}\u{feff}a".as_bytes(), 1).as_deref(), Ok("a"));
+        assert_eq!(
+            decode("\u{feff}\u{feff}\u{feff}a".as_bytes(), 1).as_deref(),
+            Ok("\u{feff}a")
         );
     }
 }

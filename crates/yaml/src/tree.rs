@@ -86,7 +86,10 @@ pub(crate) fn read(text: &str, first_line: usize) -> Result<(Option<Rc<Node>>, u
         let mut tab_after_colon = None;
         let mut trailing = None;
         match read_once(&text, first_line, &mut tab_after_colon, &mut trailing, &mut 0) {
-            Err(e) => match tab_after_colon.and_then(|at| untab_before(&text, at)) {
+            Err(e) => match tab_after_colon
+                .and_then(|at| untab_before(&text, at))
+                .or_else(|| indent_continuation(&text, &e, first_line))
+            {
                 Some(fixed) => text = Cow::Owned(fixed),
                 None => return after_quoted_root(&text, first_line, trailing).ok_or(e),
             },
@@ -141,6 +144,84 @@ fn after_quoted_root(text: &str, first_line: usize, at: Option<usize>) -> Option
         }
         _ => None,
     }
+}
+
+/// libyaml reads the lines of a quoted scalar or a flow collection wherever they start; the YAML
+/// 1.2 parser wants them indented deeper than the block they are in. Spaces that start such a
+/// line are never content (they fold away with the line break), so `text` with the line the
+/// parser refused (`e`) indented reads as libyaml reads the original: for a quoted scalar, each
+/// of its lines indented to the column of its opening quote (deeper than the key or dash before
+/// it); for a flow collection, the refused line one column deeper than the line before it or than
+/// itself (tried again while the parser refuses a line). Lines are numbered from `first_line`.
+fn indent_continuation(text: &str, e: &ParseError, first_line: usize) -> Option<String> {
+    let ParseError::Syntax { position, message } = e else {
+        return None;
+    };
+    let mut lines: Vec<String> = text.split('\n').map(str::to_owned).collect();
+    let at = position.line.checked_sub(first_line)?;
+    let leading = |l: &str| l.chars().take_while(|&c| c == ' ').count();
+    let blank = |l: &str| l.trim_matches([' ', '\t', '\r']).is_empty();
+    // A document marker at a line's start ends the document for libyaml too: left alone.
+    let marker = |l: &str| {
+        (l.starts_with("---") || l.starts_with("..."))
+            && l[3..]
+                .chars()
+                .next()
+                .is_none_or(|c| matches!(c, ' ' | '\t' | '\r'))
+    };
+    let mut changed = false;
+    match message.as_str() {
+        "invalid indentation in quoted scalar" => {
+            let column = position.column.checked_sub(1)?;
+            let quote = lines
+                .get(at)?
+                .chars()
+                .nth(column)
+                .filter(|c| matches!(c, '"' | '\''))?;
+            // The scalar's extent: to its closing quote (`\"` escapes in double quotes, `''` in
+            // single quotes).
+            let mut line = at;
+            let mut chars: Vec<char> = lines[at].chars().skip(column + 1).collect();
+            loop {
+                let mut i = 0;
+                let mut closed = false;
+                while i < chars.len() {
+                    match chars[i] {
+                        '\\' if quote == '"' => i += 1,
+                        '\'' if quote == '\'' && chars.get(i + 1) == Some(&'\'') => i += 1,
+                        c if c == quote => {
+                            closed = true;
+                            break;
+                        }
+                        _ => {}
+                    }
+                    i += 1;
+                }
+                if closed || line + 1 >= lines.len() {
+                    break;
+                }
+                line += 1;
+                let l = &lines[line];
+                if !blank(l) && !marker(l) && leading(l) < column {
+                    lines[line] = format!("{}{l}", " ".repeat(column - leading(l)));
+                    changed = true;
+                }
+                chars = lines[line].chars().collect();
+            }
+        }
+        // (The parser's check of any token's column, reached in flow context only.)
+        "invalid indentation in flow construct" | "invalid indentation" => {
+            let before = lines[..at].iter().rev().find(|l| !blank(l))?;
+            let l = lines.get(at)?;
+            let want = (leading(before) + 1).max(leading(l) + 1);
+            if !marker(l) {
+                lines[at] = format!("{}{l}", " ".repeat(want - leading(l)));
+                changed = true;
+            }
+        }
+        _ => {}
+    }
+    changed.then(|| lines.join("\n"))
 }
 
 /// `text` with the tabs just before char index `at` replaced by spaces, if there are any.
@@ -205,12 +286,85 @@ fn read_once(
         }
     }
     // The parser underneath may end the document before that token: libyaml's scanner reaches it,
-    // past blank lines and comments, so a refused tab up to its line counts.
-    let next_token_line = next_token_line(text, node_end);
-    Ok((
-        Some(node),
-        node_last_line.max(next_token_line + builder.line_offset),
-    ))
+    // past blank lines and comments, so a refused tab up to its line counts. When that token
+    // starts a line's content and may be a simple key (a scalar, a flow collection, an anchor, an
+    // alias, a tag), libyaml looks ahead until the key can no longer be one: it scans on to the
+    // first token of a later line.
+    let mut read_to = next_token_line(text, node_end);
+    if let Some(token) = next_token(text, node_end)
+        && token.after_break
+        && !token.document_marker
+        && may_be_simple_key(token.first, token.second)
+    {
+        let next_line_start = text
+            .chars()
+            .enumerate()
+            .skip(token.index)
+            .find(|&(_, c)| c == '\n')
+            .map(|(i, _)| i + 1);
+        if let Some(start) = next_line_start {
+            read_to = next_token_line(text, start);
+        }
+    }
+    Ok((Some(node), node_last_line.max(read_to + builder.line_offset)))
+}
+
+/// The first token libyaml's scanner stops at from a char index on (see [`next_token_line`]).
+struct NextToken {
+    /// Its char index.
+    index: usize,
+    /// Its first two characters.
+    first: char,
+    second: Option<char>,
+    /// Whether a line break comes between the index it was looked for from and the token.
+    after_break: bool,
+    /// Whether it is `---` or `...` at a line's start (a document marker, not a scalar).
+    document_marker: bool,
+}
+
+fn next_token(text: &str, from: usize) -> Option<NextToken> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut in_comment = false;
+    let mut after_blank = from == 0 || matches!(chars.get(from - 1), Some(' ' | '\t' | '\n' | '\r'));
+    let mut after_break = false;
+    for (index, &c) in chars.iter().enumerate().skip(from) {
+        match c {
+            '\n' => {
+                after_break = true;
+                in_comment = false;
+            }
+            _ if in_comment => {}
+            ' ' | '\r' => {}
+            '#' if after_blank => in_comment = true,
+            first => {
+                let rest = &chars[index..];
+                let document_marker = (index == 0 || chars[index - 1] == '\n')
+                    && (rest.starts_with(&['-'; 3]) || rest.starts_with(&['.'; 3]))
+                    && rest.get(3).is_none_or(|c| matches!(c, ' ' | '\t' | '\r' | '\n'));
+                return Some(NextToken {
+                    index,
+                    first,
+                    second: chars.get(index + 1).copied(),
+                    after_break,
+                    document_marker,
+                });
+            }
+        }
+        after_blank = matches!(c, ' ' | '\t' | '\n' | '\r');
+    }
+    None
+}
+
+/// Whether libyaml saves a possible simple key where a token starts with `c` (then `next`): a
+/// quoted or plain scalar, a flow collection's start, an anchor, an alias or a tag.
+fn may_be_simple_key(c: char, next: Option<char>) -> bool {
+    let blank_after = next.is_none_or(|n| matches!(n, ' ' | '\t' | '\r' | '\n'));
+    match c {
+        '[' | '{' | '"' | '\'' | '&' | '*' | '!' => true,
+        '-' | '?' | ':' => !blank_after,
+        ',' | ']' | '}' | '#' | '|' | '>' | '%' | '@' | '`' | '\t' => false,
+        _ => true,
+    }
 }
 
 /// The line (1-based, in `text`) of the first character from char index `from` on that is not a

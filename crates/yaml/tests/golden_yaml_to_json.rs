@@ -114,6 +114,8 @@ fn duplicate_keys_match_go_strict_mode() {
         checked += 1;
         match parse_documents(&row.input) {
             Err(ParseError::DuplicateKey { key, .. }) => {
+                // Go's %q escapes the byte order mark (the only unprintable key among the rows).
+                let key = key.replace('\u{feff}', "\\ufeff");
                 assert!(
                     err.contains(&format!("key \"{key}\" already set in map")),
                     "{:?}: {err} vs {key}",

@@ -54,7 +54,7 @@ pub(crate) fn migrate(inv: &Invocation<'_>, out: &mut Output) -> Result<(), Comm
     }
     let text = RealFs
         .read(Path::new(&old))
-        .map_err(|e| CommandError::Failed(format!("open {old}: {}", kubeadm_api::gofmt::io_error(&e))))
+        .map_err(|e| CommandError::Failed(kubeadm_api::gofmt::read_file_error(&old, &e)))
         .and_then(|b| config_text(&old, b))?;
     let host = host_facts::gather();
     let mut token = new_token;

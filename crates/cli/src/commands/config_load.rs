@@ -26,8 +26,8 @@ pub(crate) fn new_token() -> BootstrapTokenString {
 pub(crate) fn read_config(path: &str) -> Result<String, CommandError> {
     let bytes = RealFs.read(Path::new(path)).map_err(|e| {
         CommandError::Failed(format!(
-            "unable to read config from {path:?} : open {path}: {}",
-            kubeadm_api::gofmt::io_error(&e)
+            "unable to read config from {path:?} : {}",
+            kubeadm_api::gofmt::read_file_error(path, &e)
         ))
     })?;
     config_text(path, bytes)

@@ -98,24 +98,11 @@ pub fn mark_control_plane(node: &mut Value, taints: &[Taint]) {
     }
 }
 
-/// The annotation value for a CRI endpoint: the socket URL, given a `unix://` scheme when it has none
-/// (the configuration normally has it already; it is never doubled).
-pub fn cri_socket_annotation_value(cri_socket: &str) -> String {
-    if cri_socket.contains("://") {
-        cri_socket.to_string()
-    } else {
-        format!("unix://{cri_socket}")
-    }
-}
-
-/// `annotateNodeWithCRISocket`.
+/// `annotateNodeWithCRISocket`: the CRI endpoint exactly as the configuration holds it. Defaulting
+/// has already given a scheme to a bare path (`/run/x.sock` → `unix:///run/x.sock`); an endpoint
+/// that starts with `unix` but lacks `://` (`unix:x.sock`) is stored as written, as upstream does.
 pub fn annotate_cri_socket(node: &mut Value, cri_socket: &str) {
-    set_meta_entry(
-        node,
-        "annotations",
-        ANNOTATION_CRI_SOCKET,
-        &cri_socket_annotation_value(cri_socket),
-    );
+    set_meta_entry(node, "annotations", ANNOTATION_CRI_SOCKET, cri_socket);
 }
 
 /// The two-way merge patch from `old` to `new`: changed and added fields, removed ones as `null`,

@@ -191,6 +191,20 @@ Y2J = [
     "{a: 1}\n\"\\q\"", "{a: 1}\n&", "{a: 1}\n!<x", "{\"apiVersion\": \"x\"}\n\": \"k\", \"kind",
     "{a: 1}\n'x' y", "'q' z", "[1]\n\t- x\n", "k: 'v' z", "- 'v' z", "k:\n  \"v\" z", "'k': 'v' z",
     "{a: 1}: 'v' z", "[\"a\"] \"b\" c", "\"a\" # c\n\"b\" c", "{a: \"b\" c}", "\"a\"\n\"b\" c",
+    # yaml.v2's is_bom looks at the read buffer's start: a byte order mark starting a later line
+    # is content (a key at column 0), one right after the encoding's mark is skipped.
+    "a:\n\ufeff  b: 1", "a: 1\n\ufeffb: 2", "\ufeff\ufeffa: 1", "a:\n  b: 1\n\ufeff  c: 2", "a: x\n\ufeffy",
+    "- a\n\ufeff- b", "a: |\n\ufeff  x", "a: x\n  \ufeffy", "a:\n  \ufeffb: 1",
+    "\ufeffa: 1\n\ufeffb: 2", "\ufeff\ufeff\ufeffa: 1", "a: 1\n\ufeffb: 2\n\ufeffb: 3",
+    "a: \"x\n\ufeffy\"", "a: 'x\n\ufeff  y'", "a: [x,\n\ufeff y]",
+    # The lines of a quoted scalar or a flow collection may start anywhere for libyaml.
+    "a: \"x\ny\"", "a: 'x\ny'", "a:\n  b: \"x\n y\n\n  z\"\nc: 1", "a: \"x\\\ny\"", "a: 'it''s\nx'",
+    "- \"x\ny\"", "a: \"a:\u0085b:c\"", "a: [x,\ny]", "a:\n  b: [x,\n y,\nz]\nc: 1", "a: {b: 1,\nc: 2}",
+    "a: [x,\n\ty]", "a: \"x\n---\ny\"", "a: [x,\n...\n]", "a: \"x\n\ty\"", "- - [a,\nb]",
+    # A token after the node that may be a simple key: libyaml scans on to the next line's token.
+    "{a: 1}\n{b: 2}\n\t", "{a: 1}\nx\n\t", "[1]\n'q'\n\t", "{a: 1}\n- x\n\t", "{a: 1}\n{b: 2,\n\tc: 3}",
+    "'q'\nx y\n\t", "{a: 1} x\n\t", "{a: 1}\n# c\nx\n\n\t", "{a: 1}\n&a x\n\t", "{a: 1}\n{b: 2}\n\n# c\n\tx",
+    "{a: 1}\n? x\n\t", "{a: 1}\n-x\n\t", "{a: 1}\n\"x\ny\"\n\t", "{a: 1}\n!t x\n\t", "{a: 1}\n{b: 2}\nc\n\t",
 ]
 
 
@@ -214,6 +228,7 @@ DOCS = [
     "a: 1\n...\n", "a: 1\n... # end\n", "%YAML 1.1\n--- \na: 1\n", "a:\n  # comment\n  b: 1\n",
     "- 1\n- -1\n- 1.0\n- 1e2\n- 0.1e-2\n- .1\n- 1.\n- +.5\n",
     "k8s.io/a: b\n\"quoted key\": 1\n'single': 2\n",
+    "a: 1\n---\n\ufeffb: 2\n", "a: 1\n\ufeff---\nb: 2\n", "\ufeffa: 1\n---\n\ufeff\ufeffb: 2\n",
 ]
 
 
