@@ -673,6 +673,10 @@ fn mutated_configs_and_flags_behave_like_upstream() {
                     if i >= cases {
                         break;
                     }
+                    // A sign of life on long runs.
+                    if i > first && (i - first) % 5000 == 0 {
+                        eprintln!("diffuzz: case {i} of {cases} after {:.0?}", started.elapsed());
+                    }
                     let case = make_case(seed, i, &seeds, rootfs);
                     for side in [&up_dir, &us_dir] {
                         let _ = std::fs::remove_dir_all(side);

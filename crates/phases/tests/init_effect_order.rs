@@ -125,7 +125,8 @@ impl Cluster for LoggedCluster {
 fn step(entry: &str) -> &'static str {
     let (what, rest) = entry.split_once(' ').unwrap_or((entry, ""));
     match what {
-        "write" if rest.starts_with("/etc/kubernetes/pki/") => "certificates",
+        // (A certificate's pending copy is removed once its key and it are written.)
+        "write" | "remove" if rest.starts_with("/etc/kubernetes/pki/") => "certificates",
         "write" if rest.starts_with("/etc/kubernetes/manifests/etcd.yaml") => "etcd manifest",
         "write" if rest.starts_with("/etc/kubernetes/manifests/") => "control-plane manifests",
         "write" if rest.starts_with("/etc/kubernetes/tmp/") => "control-plane manifests",

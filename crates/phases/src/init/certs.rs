@@ -176,6 +176,7 @@ fn run_ca_phase(data: &mut InitData, id: CertId) -> Result<(), CertsError> {
     }
     let dir = data.cert_dir();
     let (crt, key) = cert_and_key_paths(&dir, base);
+    data.recover_pending(base, &crt, &key)?;
     if let Some(cert) = read_text(&*data.fs, &crt).and_then(|t| CertInfo::from_pem(&t).ok()) {
         data.check_period(base, &cert);
         let key_ok = read_text(&*data.fs, &key).is_some_and(|t| PrivateKey::from_pem(&t).is_ok());
@@ -202,8 +203,12 @@ fn run_ca_phase(data: &mut InitData, id: CertId) -> Result<(), CertsError> {
         )));
     }
     data.say_certs(&CertsMessage::Generating(base.to_string()));
-    data.write_file(base, &key, &private.to_pem(), KEY_MODE)?;
-    data.write_file(base, &crt, &issued.pem, CERT_MODE)
+    data.write_pair(
+        base,
+        (&key, &private.to_pem()),
+        (&crt, &issued.pem),
+        (KEY_MODE, CERT_MODE),
+    )
 }
 
 /// Upstream's `runCertPhase`.
@@ -217,6 +222,7 @@ fn run_leaf_phase(data: &mut InitData, id: CertId, ca: CertId, existing: Existin
     }
     let dir = data.cert_dir();
     let (crt, key) = cert_and_key_paths(&dir, base);
+    data.recover_pending(base, &crt, &key)?;
     if existing == Existing::SignedByCa
         && let Some(text) = read_text(&*data.fs, &crt)
         && let Ok(chain) = CertInfo::chain_from_pem(&text)
@@ -291,8 +297,12 @@ fn run_leaf_phase(data: &mut InitData, id: CertId, ca: CertId, existing: Existin
         return Ok(());
     }
     data.say_certs(&CertsMessage::Generating(base.to_string()));
-    data.write_file(base, &key, &private.to_pem(), KEY_MODE)?;
-    data.write_file(base, &crt, &issued.pem, CERT_MODE)?;
+    data.write_pair(
+        base,
+        (&key, &private.to_pem()),
+        (&crt, &issued.pem),
+        (KEY_MODE, CERT_MODE),
+    )?;
     if spec.has_server_auth() {
         data.say(&format!("[certs] {}", template.alt_names.serving_message(base)));
     }
@@ -309,7 +319,9 @@ pub(crate) fn run_sa(data: &mut InitData) -> Result<(), PhaseError> {
 }
 
 /// Upstream's `CreateServiceAccountKeyAndPublicKeyFiles`: an existing `sa.key` is used, else the
-/// pair is generated.
+/// pair is generated. Upstream writes `sa.key` first, so a run killed before `sa.pub` leaves a key
+/// the next run uses without ever writing `sa.pub` (the API server then cannot start); here
+/// `sa.pub` comes first, and a lone `sa.pub` is replaced with the pair.
 fn service_account_key_pair(data: &mut InitData) -> Result<(), PhaseError> {
     let dir = data.cert_dir();
     let key_path = dir.join(format!("{SA_KEY_BASE_NAME}.key"));
@@ -327,13 +339,13 @@ fn service_account_key_pair(data: &mut InitData) -> Result<(), PhaseError> {
     let inputs = pki_inputs(&data.cfg);
     let private = data.keys.take(&*data.keygen, inputs.key_algorithm)?;
     data.say_certs(&CertsMessage::GeneratingSa);
-    data.write_file(SA_KEY_BASE_NAME, &key_path, &private.to_pem(), KEY_MODE)?;
     data.write_file(
         SA_KEY_BASE_NAME,
         &dir.join(format!("{SA_KEY_BASE_NAME}.pub")),
         &private.public_key_pem(),
         KEY_MODE,
     )?;
+    data.write_file(SA_KEY_BASE_NAME, &key_path, &private.to_pem(), KEY_MODE)?;
     Ok(())
 }
 

@@ -245,6 +245,56 @@ impl InitData {
                 source,
             })
     }
+
+    /// Writes a new key and its certificate so that a process killed at any point leaves a state
+    /// the next run finishes. Upstream writes the key, then the certificate, and a run after a
+    /// kill between the two refuses the lone key ("failure loading … certificate"). Here the
+    /// certificate is first written beside its place (`.<name>.crt.pending`), then the key, then
+    /// the certificate, and the copy is removed; [`InitData::recover_pending`] completes or drops
+    /// a copy left behind. Each write is atomic (see `RealFs`).
+    pub(crate) fn write_pair(
+        &self,
+        base_name: &str,
+        (key, key_pem): (&Path, &str),
+        (crt, crt_pem): (&Path, &str),
+        modes: (u32, u32),
+    ) -> Result<(), CertsError> {
+        let pending = pending_path(crt);
+        self.write_file(base_name, &pending, crt_pem, modes.1)?;
+        self.write_file(base_name, key, key_pem, modes.0)?;
+        self.write_file(base_name, crt, crt_pem, modes.1)?;
+        self.remove_pending(base_name, &pending)
+    }
+
+    /// What a run killed inside [`InitData::write_pair`] left: with the key written and the
+    /// certificate not, the pending copy becomes the certificate; otherwise the copy is dropped.
+    pub(crate) fn recover_pending(&self, base_name: &str, crt: &Path, key: &Path) -> Result<(), CertsError> {
+        let pending = pending_path(crt);
+        let Some(text) = read_text(&*self.fs, &pending) else {
+            return Ok(());
+        };
+        if !self.fs.exists(crt) && self.fs.exists(key) {
+            self.write_file(base_name, crt, &text, CERT_MODE)?;
+        }
+        self.remove_pending(base_name, &pending)
+    }
+
+    fn remove_pending(&self, base_name: &str, pending: &Path) -> Result<(), CertsError> {
+        self.fs.remove_file(pending).map_err(|source| CertsError::Write {
+            base_name: base_name.to_string(),
+            path: pending.display().to_string(),
+            source,
+        })
+    }
+}
+
+/// Where [`InitData::write_pair`] puts a certificate before its key: `.<name>.crt.pending` beside it.
+fn pending_path(crt: &Path) -> PathBuf {
+    let name = crt
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    crt.with_file_name(format!(".{name}.pending"))
 }
 
 /// Loads a CA as upstream's `LoadCertificateAuthority`.
