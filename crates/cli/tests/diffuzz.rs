@@ -674,7 +674,7 @@ fn mutated_configs_and_flags_behave_like_upstream() {
                         break;
                     }
                     // A sign of life on long runs.
-                    if i > first && (i - first) % 5000 == 0 {
+                    if i > first && (i - first).is_multiple_of(5000) {
                         eprintln!("diffuzz: case {i} of {cases} after {:.0?}", started.elapsed());
                     }
                     let case = make_case(seed, i, &seeds, rootfs);
