@@ -15,6 +15,33 @@ const SNAPSHOT_TIMEOUT: Duration = Duration::from_secs(120);
 /// Upstream's dial timeout for etcd clients.
 const DIAL_TIMEOUT: Duration = Duration::from_secs(20);
 
+/// Upstream's `etcdBackoff` (`wait.Backoff{Steps: 18, Duration: 100ms, Factor: 1.5, Jitter:
+/// 0.1}`): each call is tried up to 18 times, the waits growing from 100 ms by half each time
+/// (about five minutes in all), so that a cluster that is briefly unhealthy (a member restarting,
+/// a leader election) does not fail a reset's member removal or a join's member addition.
+#[derive(Debug, Clone, Copy)]
+pub struct Backoff {
+    /// Attempts.
+    pub steps: u32,
+    /// The first wait.
+    pub first: Duration,
+}
+
+impl Backoff {
+    /// Upstream's.
+    pub const UPSTREAM: Backoff = Backoff {
+        steps: 18,
+        first: Duration::from_millis(100),
+    };
+
+    /// The wait after attempt `n` (0-based): `first × 1.5ⁿ`, plus up to 10 % jitter.
+    fn wait(&self, n: u32) -> Duration {
+        let base = self.first.mul_f64(1.5f64.powi(n as i32));
+        let jitter = f64::from(std::process::id().wrapping_mul(n + 1) % 1000) / 10_000.0;
+        base.mul_f64(1.0 + jitter)
+    }
+}
+
 /// Why the client could not be created.
 #[derive(Debug, thiserror::Error)]
 pub enum EtcdConnectError {
@@ -40,6 +67,7 @@ pub struct EtcdClient {
     runtime: tokio::runtime::Runtime,
     options: ConnectOptions,
     endpoints: Vec<String>,
+    backoff: Backoff,
 }
 
 impl std::fmt::Debug for EtcdClient {
@@ -58,6 +86,17 @@ impl EtcdClient {
         ca: &Path,
         cert: &Path,
         key: &Path,
+    ) -> Result<Self, EtcdConnectError> {
+        Self::connect_with(endpoints, ca, cert, key, Backoff::UPSTREAM)
+    }
+
+    /// [`EtcdClient::connect`] with another retry policy (tests that expect failures).
+    pub fn connect_with(
+        endpoints: &[String],
+        ca: &Path,
+        cert: &Path,
+        key: &Path,
+        backoff: Backoff,
     ) -> Result<Self, EtcdConnectError> {
         let read = |p: &Path| {
             std::fs::read(p).map_err(|source| EtcdConnectError::Read {
@@ -82,6 +121,7 @@ impl EtcdClient {
             runtime,
             options,
             endpoints: endpoints.to_vec(),
+            backoff,
         };
         let members = client
             .list_members()
@@ -93,13 +133,39 @@ impl EtcdClient {
         Ok(client)
     }
 
-    /// Runs `op` on the first endpoint that answers: like upstream's clientv3, one member that is
-    /// down (its Pod still listed, its node being reset) must not fail the call. An endpoint is
-    /// tried alone, so a refused connection moves on to the next one at once.
+    /// [`EtcdClient::attempt`] under upstream's backoff: every failure is tried again (as upstream
+    /// does), but for the answers `done` takes as the end of the call (`Some` result).
     fn call<T>(
         &self,
         name: &str,
         op: impl AsyncFn(&mut Client) -> Result<T, etcd_client::Error>,
+        done: impl Fn(&EtcdError) -> Option<Result<T, EtcdError>>,
+    ) -> Result<T, EtcdError> {
+        let mut n = 0;
+        loop {
+            match self.attempt(name, &op) {
+                Ok(v) => return Ok(v),
+                Err(e) => {
+                    if let Some(result) = done(&e) {
+                        return result;
+                    }
+                    n += 1;
+                    if n >= self.backoff.steps {
+                        return Err(e);
+                    }
+                    std::thread::sleep(self.backoff.wait(n - 1));
+                }
+            }
+        }
+    }
+
+    /// Runs `op` on the first endpoint that answers: like upstream's clientv3, one member that is
+    /// down (its Pod still listed, its node being reset) must not fail the call. An endpoint is
+    /// tried alone, so a refused connection moves on to the next one at once.
+    fn attempt<T>(
+        &self,
+        name: &str,
+        op: &impl AsyncFn(&mut Client) -> Result<T, etcd_client::Error>,
     ) -> Result<T, EtcdError> {
         let fail = |e: etcd_client::Error| EtcdError {
             call: name.to_string(),
@@ -152,23 +218,47 @@ impl Etcd for EtcdClient {
     }
 
     fn list_members(&self) -> Result<Vec<Member>, EtcdError> {
-        let resp = self.call("MemberList", async |c| c.member_list().await)?;
+        let resp = self.call("MemberList", async |c| c.member_list().await, |_| None)?;
         Ok(resp.members().iter().map(member).collect())
     }
 
+    /// Upstream's `RemoveMember`: a member etcd does not know was removed already (no members
+    /// returned then).
     fn remove_member(&self, id: u64) -> Result<Vec<Member>, EtcdError> {
-        let resp = self.call(&format!("MemberRemove {id}"), async move |c| {
-            c.member_remove(id).await
-        })?;
-        Ok(resp.members().iter().map(member).collect())
+        let resp = self.call(
+            &format!("MemberRemove {id}"),
+            async move |c| {
+                c.member_remove(id)
+                    .await
+                    .map(|r| r.members().iter().map(member).collect())
+            },
+            |e| {
+                e.message
+                    .contains("etcdserver: member not found")
+                    .then(|| Ok(Vec::new()))
+            },
+        )?;
+        Ok(resp)
     }
 
+    /// Upstream's `AddMember`, but for its answer to a peer URL etcd knows already (and to too few
+    /// started members), which end the call here: the caller handles them
+    /// (`kubeadm_phases::etcd_cluster::add_joining_member`).
     fn add_member(&self, peer_url: &str) -> Result<Vec<Member>, EtcdError> {
         let urls = vec![peer_url.to_string()];
-        let resp = self.call(&format!("MemberAdd {peer_url}"), async |c| {
-            c.member_add(urls.clone(), None).await
-        })?;
-        Ok(resp.member_list().iter().map(member).collect())
+        self.call(
+            &format!("MemberAdd {peer_url}"),
+            async |c| {
+                c.member_add(urls.clone(), None)
+                    .await
+                    .map(|r| r.member_list().iter().map(member).collect())
+            },
+            |e| {
+                (e.message.contains("Peer URLs already exists")
+                    || e.message.contains("not enough started members"))
+                .then(|| Err(e.clone()))
+            },
+        )
     }
 
     fn status(&self, endpoint: &str) -> Result<(), EtcdError> {

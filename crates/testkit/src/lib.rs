@@ -1,8 +1,9 @@
 //! Test support: the recording fakes of the effect traits ([`fakes`]: the API server, the host,
 //! etcd; the file system, init system and CRI are faked by their dry-run decorators or by the
 //! tests that need a special one), a real kube-apiserver with etcd ([`apiserver`]), PKI checks
-//! ([`pki`]), chrooted roots ([`rootfs`]), masks for dry-run outputs ([`dryrun`]), and the runner
-//! that puts upstream kubeadm v1.25.16 and ours side by side ([`oracle`]).
+//! ([`pki`]), chrooted roots ([`rootfs`]), masks for dry-run outputs ([`dryrun`]), the runner
+//! that puts upstream kubeadm v1.25.16 and ours side by side ([`oracle`]), and the audit of what
+//! ours prints for secrets ([`secrets`]).
 //!
 //! A dev-dependency only; never linked into the kubeadm binary.
 
@@ -12,3 +13,4 @@ pub mod fakes;
 pub mod oracle;
 pub mod pki;
 pub mod rootfs;
+pub mod secrets;

@@ -19,17 +19,7 @@ pub struct Run {
 /// Panics with instructions when it is missing: a differential test without its oracle must fail,
 /// never pass silently.
 pub fn upstream_kubeadm() -> PathBuf {
-    let path = match std::env::var_os("KUBEADM_UPSTREAM") {
-        Some(p) => PathBuf::from(p),
-        None => {
-            let cache = std::env::var_os("KUBEADM_RS_CACHE")
-                .map(PathBuf::from)
-                .unwrap_or_else(|| {
-                    PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/kubeadm-rs")
-                });
-            cache.join("upstream/kubeadm")
-        }
-    };
+    let path = upstream_path();
     assert!(
         path.is_file(),
         "upstream kubeadm not found at {}: run testbed/upstream/build.sh or set KUBEADM_UPSTREAM",
@@ -53,10 +43,31 @@ pub fn run(bin: &Path, args: &[&str], cwd: &Path, env: &[(&str, &str)]) -> Run {
     let out = cmd
         .output()
         .unwrap_or_else(|e| panic!("cannot run {}: {e}", bin.display()));
-    Run {
+    let run = Run {
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
         code: out.status.code().unwrap_or(-1),
+    };
+    // Every run of our binary is audited for secrets it should not print.
+    if bin.file_name().is_some_and(|n| n == "kubeadm") && bin != upstream_path() {
+        let leaks = crate::secrets::audit(args, &run.stdout, &run.stderr);
+        assert!(leaks.is_empty(), "secrets printed: {}", leaks.join("; "));
+    }
+    run
+}
+
+/// Where upstream's binary is (`KUBEADM_UPSTREAM`, else the cache the tests build it into).
+fn upstream_path() -> PathBuf {
+    match std::env::var_os("KUBEADM_UPSTREAM") {
+        Some(p) => PathBuf::from(p),
+        None => {
+            let cache = std::env::var_os("KUBEADM_RS_CACHE")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| {
+                    PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/kubeadm-rs")
+                });
+            cache.join("upstream/kubeadm")
+        }
     }
 }
 
