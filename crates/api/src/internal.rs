@@ -129,6 +129,7 @@ pub(crate) fn finish_init(
         Ok(r) => r,
         Err(e) => return Err(ConfigError::from(e).after(warnings)),
     };
+    warnings.extend(crate::validation::subnet_warnings(&cluster));
     if let Err(e) = validate_init(&init, &cluster).into_result() {
         return Err(ConfigError::from(e).after(warnings));
     }

@@ -569,6 +569,40 @@ fn go_atoi(v: &str) -> Option<i64> {
     v.parse().ok()
 }
 
+/// The warnings upstream's `ValidateIPNetFromString` logs as it validates the service subnet, then
+/// the pod subnet: a subnet within, or holding, the IPv6 site-local range `fec0::/10` (deprecated
+/// by RFC 3879). Nothing for a list that does not parse (validation refuses it).
+pub fn subnet_warnings(c: &ClusterConfiguration) -> Vec<String> {
+    let site_local = |ip: std::net::IpAddr| match ip {
+        std::net::IpAddr::V6(v6) => u128::from(v6) >> 118 == 0xfec0u128 << 112 >> 118,
+        std::net::IpAddr::V4(_) => false,
+    };
+    let mut out = Vec::new();
+    for list in [&c.networking.service_subnet, &c.networking.pod_subnet] {
+        if list.is_empty() {
+            continue;
+        }
+        let Some(subnets) = list.split(',').map(parse_cidr).collect::<Option<Vec<_>>>() else {
+            continue;
+        };
+        for cidr in subnets {
+            let holds_it = match cidr.network() {
+                std::net::IpAddr::V6(net) => {
+                    let mask = u128::MAX.checked_shl(128 - cidr.prefix).unwrap_or(0);
+                    0xfec0u128 << 112 & mask == u128::from(net)
+                }
+                std::net::IpAddr::V4(_) => false,
+            };
+            if site_local(cidr.network()) || holds_it {
+                out.push(format!(
+                    "the subnet {cidr} contains IPv6 site-local addresses that belong to fec0::/10 which has been deprecated by rfc3879"
+                ));
+            }
+        }
+    }
+    out
+}
+
 /// Upstream's `ValidateIPNetFromString`.
 fn validate_subnets(list: &str, min_addrs: i64, path: &str, pointer: &str, errs: &mut ErrorList) {
     let Some(subnets) = list.split(',').map(parse_cidr).collect::<Option<Vec<_>>>() else {

@@ -9,7 +9,9 @@ mod network;
 use std::collections::BTreeMap;
 use std::fmt;
 
-pub use config::{validate_cluster, validate_init, validate_join, validate_node_registration};
+pub use config::{
+    subnet_warnings, validate_cluster, validate_init, validate_join, validate_node_registration,
+};
 pub use network::{go_split_host_port, is_dns1123_subdomain_errors, parse_cidr, parse_host_port};
 
 /// apimachinery's `field.ErrorType`, as far as kubeadm uses it.

@@ -34,6 +34,13 @@ pub(crate) fn read_patch_dir(
     let unreadable = |e: &std::io::Error| {
         kubeadm_core::patches::PatchError::unreadable_directory(dir, &kubeadm_api::gofmt::io_error(e))
     };
+    // Go's filepath.Walk starts with an Lstat of the folder: its error names it so.
+    if let Err(e) = std::fs::symlink_metadata(dir) {
+        return Err(kubeadm_core::patches::PatchError::unreadable_directory(
+            dir,
+            &format!("lstat {dir}: {}", kubeadm_api::gofmt::io_error(&e)),
+        ));
+    }
     let mut files = Vec::new();
     for path in crate::setup::files_below(Path::new(dir)).map_err(|e| unreadable(&e))? {
         let content = fs.read(&path).map_err(|e| unreadable(&e))?;

@@ -119,7 +119,7 @@ impl PatchError {
         match self {
             PatchError::Directory { file, .. }
             | PatchError::Convert { file, .. }
-            | PatchError::Apply { file, .. } => Some(file),
+            | PatchError::Apply { file, .. } => Some(file.as_str()).filter(|f| !f.is_empty()),
             PatchError::UnknownTarget(_) | PatchError::NotAPod(_) => None,
         }
     }

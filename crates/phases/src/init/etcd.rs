@@ -23,6 +23,9 @@ pub(crate) enum EtcdError {
         #[source]
         source: std::io::Error,
     },
+    /// The manifest could not be patched or written.
+    #[error("error creating local etcd static pod manifest file: {0}")]
+    Write(String),
     /// The RootlessControlPlane feature gate needs users and groups we do not create yet.
     #[error("the RootlessControlPlane feature gate is not implemented yet in kubeadm-rs")]
     Rootless,
@@ -67,5 +70,7 @@ pub(crate) fn run_local(data: &mut InitData) -> Result<(), PhaseError> {
         &data.cfg.resolved,
     )
     .map_err(EtcdError::from)?;
-    write_static_pod(data, pod)
+    // Upstream wraps whatever CreateLocalEtcdStaticPodManifestFile returns, the patching and
+    // the writing included.
+    write_static_pod(data, pod).map_err(|e| Box::new(EtcdError::Write(e.to_string())) as PhaseError)
 }
