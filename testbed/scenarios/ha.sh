@@ -61,6 +61,14 @@ etcd_healthy() { tb_etcd_curl "$1" https://127.0.0.1:2379/health | grep -q '"hea
 
 lb_state_is() { [ "$(tb_lb_server_state "$1")" = "$2" ]; }
 api_reads() { [ "$(kubectln "$1" get --raw /readyz)" = ok ] && kubectln "$1" get nodes -o name >/dev/null; }
+# The kubelet of node $1 has created its four control-plane mirror pods (a reset finds the node's
+# API endpoint in the kube-apiserver one's annotation).
+mirror_pods_listed() {
+  local p
+  for p in etcd kube-apiserver kube-controller-manager kube-scheduler; do
+    kubectln 1 -n kube-system get pod "$p-node$1" -o name >/dev/null 2>&1 || return 1
+  done
+}
 # api_writes VIA NAME: a ConfigMap NAME in default, created through the load balancer (if an earlier
 # attempt created it but its answer was lost, it is there).
 api_writes() {
@@ -158,6 +166,10 @@ for n in $cps; do
   tb_poll 60 "load balancer: node$n UP" lb_state_is "node$n" UP || fail "the load balancer does not see node$n's API server"
   [ "$(kubectln "$n" config view -o 'jsonpath={.clusters[0].cluster.server}')" = "https://$lb:6443" ] ||
     fail "node$n: admin.conf does not point at the load balancer"
+done
+for n in $cps; do
+  tb_poll 60 "node$n: its control-plane mirror pods listed" mirror_pods_listed "$n" ||
+    fail "node$n's kubelet did not create its control-plane mirror pods"
 done
 tb_poll 30 "kubectl on node3 through the load balancer reads" api_reads 3 || fail "no API through the load balancer"
 tb_poll 30 "kubectl on node2 through the load balancer writes" api_writes 2 ha-all-up ||
