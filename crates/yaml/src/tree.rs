@@ -372,30 +372,8 @@ fn may_be_simple_key(c: char, next: Option<char>) -> bool {
 /// tab included: after a line break, in block context, it may not start a token). The last line
 /// when there is none.
 fn next_token_line(text: &str, from: usize) -> usize {
-    let mut line = 1;
-    let mut in_comment = false;
-    let mut after_blank = true;
-    for (i, c) in text.chars().enumerate() {
-        if i < from {
-            if c == '\n' {
-                line += 1;
-            }
-            after_blank = matches!(c, ' ' | '\t' | '\n' | '\r');
-            continue;
-        }
-        match c {
-            '\n' => {
-                line += 1;
-                in_comment = false;
-            }
-            _ if in_comment => {}
-            ' ' | '\r' => {}
-            '#' if after_blank => in_comment = true,
-            _ => return line,
-        }
-        after_blank = matches!(c, ' ' | '\t' | '\n' | '\r');
-    }
-    line
+    let end = next_token(text, from).map_or(usize::MAX, |t| t.index);
+    1 + text.chars().take(end).filter(|&c| c == '\n').count()
 }
 
 struct Builder<'a, 'e> {
