@@ -19,7 +19,8 @@ Secrets' data are shown decoded so that a diff is readable. Only objects kubeadm
 (see EXCLUDED): the API server's bootstrap RBAC (label kubernetes.io/bootstrapping=rbac-defaults) and
 what the API server and controller-manager create on their own are left out. Node objects are reduced
 to their labels, annotations, taints and the managedFields of anyone but the kubelet and the
-controller-manager.
+controller-manager, without the ownership of spec.taints (an atomic list the node lifecycle
+controller takes over whenever it taints a node not-ready, e.g. while its kubelet restarts).
 
 Prints same/DIFFERS/only in per object with a unified diff, then "N objects compared"; exits 1 when
 anything differs or when an object kubeadm must create is missing on side a.
@@ -247,6 +248,17 @@ class Side:
         meta = o["metadata"]
         kept = {k: meta[k] for k in ("name", "labels", "annotations") if k in meta}
         fields = [f for f in meta.get("managedFields", []) if f.get("manager") not in NODE_FOREIGN_MANAGERS]
+        for f in fields:
+            # spec.taints is an atomic list: whoever wrote it last owns all of it. The node
+            # lifecycle controller adds and removes node.kubernetes.io/not-ready while a kubelet
+            # restarts, so whether kubeadm still owns the list after an upgrade is timing; the
+            # taints themselves are compared below.
+            spec = f.get("fieldsV1", {}).get("f:spec")
+            if isinstance(spec, dict):
+                spec.pop("f:taints", None)
+                if not spec:
+                    f["fieldsV1"].pop("f:spec")
+        fields = [f for f in fields if f.get("fieldsV1") != {}]
         if fields:
             kept["managedFields"] = fields
         return {

@@ -167,8 +167,12 @@ for n in $cps; do
   [ "$(kubectln "$n" config view -o 'jsonpath={.clusters[0].cluster.server}')" = "https://$lb:6443" ] ||
     fail "node$n: admin.conf does not point at the load balancer"
 done
+# The kubelet creates a static pod's mirror pod in a sync of that pod once its Node object exists;
+# a static pod started before the node registered (a joining control plane's) is synced again only
+# at its resync, every 60-90 s (syncFrequency 1m, jitter 0.5), so the wait may take up to 90 s
+# after the node is Ready, whichever kubeadm joined it.
 for n in $cps; do
-  tb_poll 60 "node$n: its control-plane mirror pods listed" mirror_pods_listed "$n" ||
+  tb_poll 150 "node$n: its control-plane mirror pods listed" mirror_pods_listed "$n" ||
     fail "node$n's kubelet did not create its control-plane mirror pods"
 done
 tb_poll 30 "kubectl on node3 through the load balancer reads" api_reads 3 || fail "no API through the load balancer"
