@@ -157,7 +157,9 @@ fn indent_continuation(text: &str, e: &ParseError, first_line: usize) -> Option<
     let ParseError::Syntax { position, message } = e else {
         return None;
     };
-    let mut lines: Vec<String> = text.split('\n').map(str::to_owned).collect();
+    // Lines as the parser counts them (a break is CR LF, LF or a CR alone), each kept with its
+    // break so that the text is put back as it was.
+    let (mut lines, breaks) = split_lines(text);
     let at = position.line.checked_sub(first_line)?;
     let leading = |l: &str| l.chars().take_while(|&c| c == ' ').count();
     let blank = |l: &str| l.trim_matches([' ', '\t', '\r']).is_empty();
@@ -211,7 +213,7 @@ fn indent_continuation(text: &str, e: &ParseError, first_line: usize) -> Option<
         }
         // (The parser's check of any token's column, reached in flow context only.)
         "invalid indentation in flow construct" | "invalid indentation" => {
-            let before = lines[..at].iter().rev().find(|l| !blank(l))?;
+            let before = lines.get(..at)?.iter().rev().find(|l| !blank(l))?;
             let l = lines.get(at)?;
             let want = (leading(before) + 1).max(leading(l) + 1);
             if !marker(l) {
@@ -221,7 +223,36 @@ fn indent_continuation(text: &str, e: &ParseError, first_line: usize) -> Option<
         }
         _ => {}
     }
-    changed.then(|| lines.join("\n"))
+    changed.then(|| {
+        lines
+            .iter()
+            .zip(&breaks)
+            .map(|(l, b)| format!("{l}{b}"))
+            .collect()
+    })
+}
+
+/// `text` split into lines at CR LF, LF or a lone CR: the lines, and the break after each (empty
+/// after the last one).
+fn split_lines(text: &str) -> (Vec<String>, Vec<&'static str>) {
+    let mut lines = Vec::new();
+    let mut breaks = Vec::new();
+    let mut rest = text;
+    while let Some(i) = rest.find(['\r', '\n']) {
+        lines.push(rest[..i].to_string());
+        let brk = if rest[i..].starts_with("\r\n") {
+            "\r\n"
+        } else if rest[i..].starts_with('\r') {
+            "\r"
+        } else {
+            "\n"
+        };
+        breaks.push(brk);
+        rest = &rest[i + brk.len()..];
+    }
+    lines.push(rest.to_string());
+    breaks.push("");
+    (lines, breaks)
 }
 
 /// `text` with the tabs just before char index `at` replaced by spaces, if there are any.

@@ -205,6 +205,9 @@ Y2J = [
     "{a: 1}\n{b: 2}\n\t", "{a: 1}\nx\n\t", "[1]\n'q'\n\t", "{a: 1}\n- x\n\t", "{a: 1}\n{b: 2,\n\tc: 3}",
     "'q'\nx y\n\t", "{a: 1} x\n\t", "{a: 1}\n# c\nx\n\n\t", "{a: 1}\n&a x\n\t", "{a: 1}\n{b: 2}\n\n# c\n\tx",
     "{a: 1}\n? x\n\t", "{a: 1}\n-x\n\t", "{a: 1}\n\"x\ny\"\n\t", "{a: 1}\n!t x\n\t", "{a: 1}\n{b: 2}\nc\n\t",
+    # Found by the fuzzer (fuzz/): lines broken by a lone CR (a line break for both readers).
+    " :  {\r\r\r}", "a: [x,\ry]", "a: \"x\ry\"", "a: {b: 1,\r\rc: 2}", "a:\r  b: [x,\r y,\rz]\rc: 1",
+    "a: 'x\r\n y'", "- [a,\r\nb]\r\n- c", "a:\r\n  b: \"x\r\ny\"\r\nc: 1",
 ]
 
 
