@@ -18,6 +18,7 @@ if [ "$(id -u)" = 0 ]; then testbed/upstream/build.sh all; fi
 export KUBEADM_GOYAML="$PWD/testbed/goyaml/goyaml"
 export KUBEADM_UPSTREAM="${KUBEADM_UPSTREAM:-${KUBEADM_RS_CACHE:-$HOME/.cache/kubeadm-rs}/upstream/kubeadm}"
 cargo fmt --all -- --check
+cargo fmt --manifest-path fuzz/Cargo.toml -- --check
 python3 .ci/depgraph.py
 python3 .ci/modcycles.py
 cargo clippy --workspace --all-targets -- -D warnings
@@ -27,6 +28,13 @@ cargo test --workspace
 # Go YAML oracle (built above) and, as root, a real containerd the CRI tests start in a temp dir.
 cargo test -p kubeadm-yaml --test oracle_proptest -- --ignored
 if [ "$(id -u)" = 0 ]; then cargo test -p kubeadm-host --test cri_containerd -- --ignored; fi
+# The fuzz targets of fuzz/ (cargo fuzz, installed by .ci/run), FUZZ_SECONDS each: 30 here, to keep
+# CI's time; the long run is `scripts/fuzz.sh -t 450` (an hour over the eight targets).
+if cargo fuzz --version >/dev/null 2>&1; then
+  scripts/fuzz.sh -t "${FUZZ_SECONDS:-30}"
+else
+  echo "fuzz skipped: cargo fuzz is not installed (cargo install --locked cargo-fuzz)"
+fi
 # The real-node testbed (root only): upstream's and our kubeadm init, join, upgrade and reset on
 # nodes in namespaces.
 if [ "$(id -u)" = 0 ]; then bash testbed/test.sh; else echo "testbed skipped: it needs root"; fi

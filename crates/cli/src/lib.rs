@@ -101,6 +101,24 @@ pub fn run(args: &[String]) -> ExitCode {
     }
 }
 
+/// What [`run`] would do with `args` without running a handler: the text it would print (help,
+/// completions), the usage error, or the command it would run with its positional arguments and
+/// the flags set. Reads nothing from the host; for the command-line parser's fuzz target.
+pub fn resolve_only(args: &[String]) -> String {
+    let tree = Tree::build(&command_tree::ROOT, command_tree::GLOBAL_FLAGS);
+    match execute::resolve(&tree, args) {
+        Resolution::Stdout(text) | Resolution::Stderr(text) => text,
+        Resolution::Both(out, err) => out + &err,
+        Resolution::Error(message, verbosity) => format!("error (v={verbosity}): {message}"),
+        Resolution::Run(inv) => format!(
+            "run {:?} {:?} flags {:?}",
+            inv.command.path,
+            inv.args,
+            inv.flags.changed_names()
+        ),
+    }
+}
+
 /// The man pages of every command of kubeadm's tree, as cobra's `GenManTree` lays them out
 /// (`kubeadm.1`, `kubeadm-init.1`, `kubeadm-init-phase-certs-apiserver.1`, …), dated `date`.
 pub fn man_pages(date: &ManDate) -> Vec<ManPage> {

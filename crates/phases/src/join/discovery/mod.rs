@@ -385,9 +385,7 @@ fn file_config(data: &JoinData, path: &str, timeout: Duration) -> Result<Value, 
 /// reading `cluster-info`, and its server and CA refreshed from it.
 fn validated_config_info(data: &JoinData, bytes: &[u8], timeout: Duration) -> Result<Value, DiscoveryError> {
     let file_err = DiscoveryError::File;
-    let mut config =
-        parse_kubeconfig(&String::from_utf8_lossy(bytes)).map_err(|e| file_err(e.to_string()))?;
-    embed_file_references(data, &mut config)?;
+    let mut config = read_discovery_kubeconfig(bytes, &|path| data.fs.read(Path::new(path)))?;
     let server = kc::current_cluster_field(&config, "server");
     let info = |m: &str| data.reporter.info(1, "file.go", m);
     let with_credentials = kc::has_authentication_credentials(&config);
@@ -471,10 +469,27 @@ fn validated_config_info(data: &JoinData, bytes: &[u8], timeout: Duration) -> Re
     Ok(config)
 }
 
+/// A discovery kubeconfig (a file's bytes or an HTTPS answer) as `kubeadm join` reads it before
+/// connecting with it (upstream's `clientcmd.Load` and the checks of `ValidateConfigInfo`): parsed,
+/// validated as client-go validates it, and the files it names (CA, client certificate and key,
+/// token file) read through `read` and embedded.
+pub fn read_discovery_kubeconfig(
+    bytes: &[u8],
+    read: &dyn Fn(&str) -> std::io::Result<Vec<u8>>,
+) -> Result<Value, DiscoveryError> {
+    let mut config =
+        parse_kubeconfig(&String::from_utf8_lossy(bytes)).map_err(|e| DiscoveryError::File(e.to_string()))?;
+    embed_file_references(read, &mut config)?;
+    Ok(config)
+}
+
 /// Upstream's checks of a discovery file and `EnsureCertificateAuthorityIsEmbedded` /
 /// `EnsureAuthenticationInfoAreEmbedded`: the files it names are read into it, so it works as
 /// `bootstrap-kubelet.conf` from anywhere.
-fn embed_file_references(data: &JoinData, config: &mut Value) -> Result<(), DiscoveryError> {
+fn embed_file_references(
+    read_file: &dyn Fn(&str) -> std::io::Result<Vec<u8>>,
+    config: &mut Value,
+) -> Result<(), DiscoveryError> {
     let file_err = DiscoveryError::File;
     let clusters = config
         .get("clusters")
@@ -486,7 +501,7 @@ fn embed_file_references(data: &JoinData, config: &mut Value) -> Result<(), Disc
         ));
     }
     let read = |path: &str, what: &str| -> Result<Vec<u8>, DiscoveryError> {
-        data.fs.read(Path::new(path)).map_err(|e| {
+        read_file(path).map_err(|e| {
             file_err(format!(
                 "error while reading {what} defined in kubeconfig: open {path}: {}",
                 kubeadm_api::gofmt::io_error(&e)
@@ -498,8 +513,7 @@ fn embed_file_references(data: &JoinData, config: &mut Value) -> Result<(), Disc
         return Err(file_err("the provided kubeconfig file must have a unnamed Cluster or a CurrentContext that specifies a non-nil Cluster".into()));
     }
     let unreadable = |path: &str| {
-        data.fs
-            .read(Path::new(path))
+        read_file(path)
             .err()
             .map(|e| format!("open {path}: {}", kubeadm_api::gofmt::io_error(&e)))
     };
