@@ -24,3 +24,19 @@ pub fn document(part: &[u8]) -> Option<Value> {
         .next()
         .map(|d| d.value)
 }
+
+/// Whether two JSON values are the same (keys in any order), numbers compared by their value:
+/// `-0.0` reads back as `0` and `1.0` as `1` (Go's `JSONToYAML` writes them so too; the golden rows
+/// of the YAML crate check the spelling).
+pub fn same_value(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x == y || x.as_f64() == y.as_f64(),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| same_value(a, b))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same_value(v, w)))
+        }
+        _ => a == b,
+    }
+}

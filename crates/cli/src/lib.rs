@@ -103,10 +103,13 @@ pub fn run(args: &[String]) -> ExitCode {
 
 /// What [`run`] would do with `args` without running a handler: the text it would print (help,
 /// completions), the usage error, or the command it would run with its positional arguments and
-/// the flags set. Reads nothing from the host; for the command-line parser's fuzz target.
+/// the flags set. Reads nothing from the host; for the command-line parser's fuzz target, which
+/// calls it for every input: the tree is built once (building it leaks the help flags' texts,
+/// once per process in [`run`]).
 pub fn resolve_only(args: &[String]) -> String {
-    let tree = Tree::build(&command_tree::ROOT, command_tree::GLOBAL_FLAGS);
-    match execute::resolve(&tree, args) {
+    static TREE: std::sync::OnceLock<Tree> = std::sync::OnceLock::new();
+    let tree = TREE.get_or_init(|| Tree::build(&command_tree::ROOT, command_tree::GLOBAL_FLAGS));
+    match execute::resolve(tree, args) {
         Resolution::Stdout(text) | Resolution::Stderr(text) => text,
         Resolution::Both(out, err) => out + &err,
         Resolution::Error(message, verbosity) => format!("error (v={verbosity}): {message}"),
