@@ -7,11 +7,13 @@ use std::path::{Path, PathBuf};
 
 use kubeadm_core::kubeconfig::embedded_client_certificate;
 use kubeadm_core::pki::{
-    CERT_FILE_MODE, CertId, CertInfo, EtcdMode, KEY_FILE_MODE, KUBECONFIG_FILE_MODE, PrivateKey, cert_list,
-    cert_spec,
+    CERT_FILE_MODE, CertId, CertInfo, EtcdMode, KEY_FILE_MODE, KUBECONFIG_FILE_MODE, KeyAlgorithm,
+    PrivateKey, cert_list, cert_spec,
 };
 use kubeadm_effects::fs::Fs;
+use kubeadm_effects::keygen::KeyGen;
 
+use crate::KeyPool;
 use crate::init::external_ca_check;
 use crate::init::pki::read_text;
 
@@ -244,4 +246,80 @@ pub fn renew_using_local_ca(
     .map_err(|e| failed(format!("failed to renew certificate {}: {e}", h.name)))?;
     write_renewed(fs, h, &ca_cert, &issued.pem, &key.to_pem())?;
     Ok(true)
+}
+
+/// What `kubeadm certs renew` renews and with what.
+#[derive(Debug, Clone)]
+pub struct RenewRequest<'a> {
+    /// A handler's name, or `all`.
+    pub which: &'a str,
+    pub kubernetes_dir: &'a Path,
+    pub cert_dir: &'a Path,
+    /// The configuration's etcd: with external etcd, its certificates are not kubeadm's.
+    pub etcd: &'a EtcdMode,
+    pub key_algorithm: KeyAlgorithm,
+    pub now: i64,
+}
+
+/// `kubeadm certs renew <name>|all` (upstream's `cmd/certs.go` over the renewal manager): each
+/// selected certificate that exists gets a new key and a certificate like the old one, signed by
+/// its local CA; a missing one prints `MISSING!`, one whose CA is managed outside kubeadm is left
+/// as it is. What it prints goes to `out` as it goes, so an error leaves the lines before it.
+/// A run killed part-way leaves every file whole (each write is atomic), and running it again
+/// renews everything (the crash-point test shows it): between a key and its certificate the pair
+/// does not match until then, as upstream's.
+pub fn renew_certificates(
+    fs: &dyn Fs,
+    keygen: &dyn KeyGen,
+    req: &RenewRequest<'_>,
+    random: &mut dyn FnMut() -> u64,
+    out: &mut String,
+) -> Result<(), RenewalError> {
+    let active = handlers(req.kubernetes_dir, req.cert_dir, req.etcd);
+    let all = req.which == "all";
+    let mut pool = KeyPool::default();
+    if all {
+        // Every existing certificate gets a new key: generate them in one parallel batch.
+        let wanted: Vec<_> = active
+            .iter()
+            .filter(|h| fs.exists(&h.path))
+            .map(|_| req.key_algorithm)
+            .collect();
+        pool.fill(keygen, &wanted).map_err(failed)?;
+    }
+    // A single renewal looks its name up in the full table: an etcd certificate with external
+    // etcd is simply missing.
+    let full = handlers(
+        req.kubernetes_dir,
+        req.cert_dir,
+        &EtcdMode::Local {
+            server_cert_sans: Vec::new(),
+            peer_cert_sans: Vec::new(),
+        },
+    );
+    let selected: Vec<&Handler> = if all {
+        active.iter().collect()
+    } else {
+        full.iter().filter(|h| h.name == req.which).collect()
+    };
+    for h in selected {
+        if !(active.iter().any(|a| a.name == h.name) && fs.exists(&h.path)) {
+            out.push_str(&format!("MISSING! {}\n", h.long_name));
+            continue;
+        }
+        let key = pool.take(keygen, req.key_algorithm).map_err(failed)?;
+        if !renew_using_local_ca(fs, h, req.cert_dir, &key, req.now, random())? {
+            out.push_str(&format!(
+                "Detected external {}, {} can't be renewed\n",
+                cert_spec(h.ca).base_name,
+                h.long_name
+            ));
+            continue;
+        }
+        out.push_str(&format!("{} renewed\n", h.long_name));
+    }
+    if all {
+        out.push_str("\nDone renewing certificates. You must restart the kube-apiserver, kube-controller-manager, kube-scheduler and etcd, so that they can use the new certificates.\n");
+    }
+    Ok(())
 }

@@ -16,14 +16,14 @@ use kubeadm_core::kubeconfig::{
 };
 use kubeadm_core::layout::KUBERNETES_DIR;
 use kubeadm_core::pki::{
-    CERT_SPECS, CSR_FILE_MODE, CertInfo, CertTemplate, EtcdMode, ExpirationRow, KEY_FILE_MODE,
-    KUBECONFIG_FILE_MODE, cert_spec, expiration_entries, expiration_info, issue_csr, render_expiration_table,
+    CERT_SPECS, CSR_FILE_MODE, CertInfo, CertTemplate, ExpirationRow, KEY_FILE_MODE, KUBECONFIG_FILE_MODE,
+    expiration_entries, expiration_info, issue_csr, render_expiration_table,
 };
 use kubeadm_effects::fs::Fs;
 use kubeadm_host::fs::RealFs;
 use kubeadm_host::keygen::AwsLcKeyGen;
 use kubeadm_phases::renewal::{
-    Handler, externally_managed, handlers, read_handler_cert, renew_using_local_ca,
+    RenewRequest, externally_managed, handlers, read_handler_cert, renew_certificates,
 };
 use kubeadm_phases::{KeyPool, pki_inputs};
 
@@ -171,58 +171,17 @@ pub(crate) fn check_expiration(inv: &Invocation<'_>, out: &mut Output) -> Result
 
 /// `kubeadm certs renew <name>` and `certs renew all`.
 pub(crate) fn renew(inv: &Invocation<'_>, out: &mut Output) -> Result<(), CommandError> {
-    let which = inv.command.name();
     let cfg = internal_cfg(inv, "renew", false, out)?;
     let inputs = pki_inputs(&cfg);
-    let cert_dir = PathBuf::from(&cfg.cluster.certificates_dir);
-    let now = unix_now();
-    let active = handlers(Path::new(KUBERNETES_DIR), &cert_dir, &inputs.etcd);
-    let mut pool = KeyPool::default();
-    let all = which == "all";
-    if all {
-        // Every existing certificate gets a new key: generate them in one parallel batch.
-        let wanted: Vec<_> = active
-            .iter()
-            .filter(|h| RealFs.exists(&h.path))
-            .map(|_| inputs.key_algorithm)
-            .collect();
-        pool.fill(&AwsLcKeyGen, &wanted).map_err(failed)?;
-    }
-    // Single renewals look the name up in the full table: an etcd certificate with external etcd is
-    // simply missing.
-    let full = handlers(
-        Path::new(KUBERNETES_DIR),
-        &cert_dir,
-        &EtcdMode::Local {
-            server_cert_sans: Vec::new(),
-            peer_cert_sans: Vec::new(),
-        },
-    );
-    let selected: Vec<&Handler> = if all {
-        active.iter().collect()
-    } else {
-        full.iter().filter(|h| h.name == which).collect()
+    let req = RenewRequest {
+        which: inv.command.name(),
+        kubernetes_dir: Path::new(KUBERNETES_DIR),
+        cert_dir: Path::new(&cfg.cluster.certificates_dir),
+        etcd: &inputs.etcd,
+        key_algorithm: inputs.key_algorithm,
+        now: unix_now(),
     };
-    for h in selected {
-        let exists = active.iter().any(|a| a.name == h.name) && RealFs.exists(&h.path);
-        if !exists {
-            out.push_str(&format!("MISSING! {}\n", h.long_name));
-            continue;
-        }
-        let key = pool.take(&AwsLcKeyGen, inputs.key_algorithm).map_err(failed)?;
-        if !renew_using_local_ca(&RealFs, h, &cert_dir, &key, now, rand::random::<u64>())? {
-            out.push_str(&format!(
-                "Detected external {}, {} can't be renewed\n",
-                cert_spec(h.ca).base_name,
-                h.long_name
-            ));
-            continue;
-        }
-        out.push_str(&format!("{} renewed\n", h.long_name));
-    }
-    if all {
-        out.push_str("\nDone renewing certificates. You must restart the kube-apiserver, kube-controller-manager, kube-scheduler and etcd, so that they can use the new certificates.\n");
-    }
+    renew_certificates(&RealFs, &AwsLcKeyGen, &req, &mut rand::random::<u64>, out)?;
     Ok(())
 }
 

@@ -1,0 +1,604 @@
+//! What the crash-point tests share: a crash point that kills a run at its k-th operation (a file
+//! change or an API call: that operation and everything after it fail, no clean-up runs), the file
+//! system and API server behind it, a pool of keys, a node made by `kubeadm init` on fakes, and
+//! the comparisons of what runs leave (key material aside).
+
+#![allow(dead_code)] // each test file uses its own part
+
+use std::collections::BTreeMap;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Duration;
+
+use kubeadm_effects::cluster::{Cluster, ClusterError, ListOptions, PatchType, Propagation, Resource};
+use kubeadm_effects::fs::{DryRunFs, Fs, FsChange};
+use kubeadm_effects::keygen::{GeneratedKey, KeyAlgorithm, KeyGen, KeyGenError};
+use kubeadm_phases::ClusterAccess;
+use kubeadm_testkit::fakes::FakeCluster;
+use serde_json::{Value, json};
+
+use crate::common::{Captured, context, golden, load_config};
+
+/// Where a run is killed: after `limit` operations (never, with `None`).
+#[derive(Debug)]
+pub struct CrashPoint {
+    limit: Option<usize>,
+    pub count: AtomicUsize,
+    crashed: AtomicBool,
+}
+
+impl CrashPoint {
+    pub fn new(limit: Option<usize>) -> Arc<Self> {
+        Arc::new(CrashPoint {
+            limit,
+            count: AtomicUsize::new(0),
+            crashed: AtomicBool::new(false),
+        })
+    }
+
+    /// One operation: false when the process is dead (at this operation or before).
+    pub fn step(&self) -> bool {
+        if self.crashed.load(Ordering::SeqCst) {
+            return false;
+        }
+        let n = self.count.fetch_add(1, Ordering::SeqCst);
+        if self.limit.is_some_and(|limit| n >= limit) {
+            self.crashed.store(true, Ordering::SeqCst);
+            return false;
+        }
+        true
+    }
+
+    pub fn dead(&self) -> bool {
+        self.crashed.load(Ordering::SeqCst)
+    }
+}
+
+pub fn killed() -> io::Error {
+    io::Error::other("simulated crash")
+}
+
+/// One time for every run (token expirations compare equal); now, as openssl checks the
+/// certificates' validity against the clock.
+pub static NOW: std::sync::LazyLock<i64> = std::sync::LazyLock::new(|| {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock")
+        .as_secs() as i64
+});
+
+/// Keys from a pool made once, handed out in turn across all runs (64 keys: two runs, the killed
+/// one and the one after it, never share a key, so a certificate paired with another's key is
+/// still caught). RSA generation would otherwise take most of the test's time.
+pub struct PooledKeys {
+    pool: Vec<GeneratedKey>,
+    next: AtomicUsize,
+}
+
+pub static KEYS: std::sync::LazyLock<Arc<PooledKeys>> = std::sync::LazyLock::new(|| {
+    let algorithms = vec![KeyAlgorithm::Rsa2048; 64];
+    let pool = kubeadm_host::keygen::AwsLcKeyGen
+        .generate(&algorithms)
+        .expect("keys");
+    Arc::new(PooledKeys {
+        pool,
+        next: AtomicUsize::new(0),
+    })
+});
+
+impl KeyGen for PooledKeys {
+    fn generate(&self, algorithms: &[KeyAlgorithm]) -> Result<Vec<GeneratedKey>, KeyGenError> {
+        algorithms
+            .iter()
+            .map(|&algorithm| {
+                let key = &self.pool[self.next.fetch_add(1, Ordering::SeqCst) % self.pool.len()];
+                if key.algorithm == algorithm {
+                    Ok(key.clone())
+                } else {
+                    Err(KeyGenError {
+                        algorithm,
+                        reason: "the pool holds RSA 2048 keys only".to_string(),
+                    })
+                }
+            })
+            .collect()
+    }
+}
+
+pub type Overlay = Arc<DryRunFs<kubeadm_host::fs::RealFs>>;
+
+pub struct CrashFs<F = DryRunFs<kubeadm_host::fs::RealFs>>(pub Arc<F>, pub Arc<CrashPoint>);
+
+impl<F: Fs> CrashFs<F> {
+    fn change<T>(&self, op: impl FnOnce(&F) -> io::Result<T>) -> io::Result<T> {
+        if self.1.step() { op(&self.0) } else { Err(killed()) }
+    }
+    fn look<T>(&self, op: impl FnOnce(&F) -> io::Result<T>) -> io::Result<T> {
+        if self.1.dead() { Err(killed()) } else { op(&self.0) }
+    }
+}
+
+impl<F: Fs> Fs for CrashFs<F> {
+    fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
+        self.look(|fs| fs.read(path))
+    }
+    fn read_on_disk(&self, path: &Path) -> io::Result<Vec<u8>> {
+        self.look(|fs| fs.read_on_disk(path))
+    }
+    fn write(&self, path: &Path, contents: &[u8], mode: u32) -> io::Result<()> {
+        self.change(|fs| fs.write(path, contents, mode))
+    }
+    fn exists(&self, path: &Path) -> bool {
+        !self.1.dead() && self.0.exists(path)
+    }
+    fn create_dir_all(&self, path: &Path, mode: u32) -> io::Result<()> {
+        self.change(|fs| fs.create_dir_all(path, mode))
+    }
+    fn remove_file(&self, path: &Path) -> io::Result<()> {
+        self.change(|fs| fs.remove_file(path))
+    }
+    fn list_dir(&self, path: &Path) -> io::Result<Vec<String>> {
+        self.look(|fs| fs.list_dir(path))
+    }
+    fn remove_all(&self, path: &Path) -> io::Result<()> {
+        self.change(|fs| fs.remove_all(path))
+    }
+    fn canonicalize(&self, path: &Path) -> io::Result<PathBuf> {
+        self.look(|fs| fs.canonicalize(path))
+    }
+    fn unmount(&self, path: &Path) -> io::Result<()> {
+        self.change(|fs| fs.unmount(path))
+    }
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        self.change(|fs| fs.rename(from, to))
+    }
+    fn copy_dir(&self, from: &Path, to: &Path) -> io::Result<()> {
+        self.change(|fs| fs.copy_dir(from, to))
+    }
+}
+
+/// The fake API server behind a crash point: once dead, it is down for this process.
+pub struct CrashCluster(pub Arc<FakeCluster>, pub Arc<CrashPoint>);
+
+impl CrashCluster {
+    fn call(&self) {
+        if !self.1.step() {
+            // Refused from this call on (the fake records it, then answers "unavailable").
+            self.0.go_down_at_call(0);
+        }
+    }
+}
+
+impl Cluster for CrashCluster {
+    fn get(&self, r: &Resource, ns: &str, name: &str) -> Result<Value, ClusterError> {
+        self.call();
+        self.0.get(r, ns, name)
+    }
+    fn list(&self, r: &Resource, ns: &str, o: &ListOptions) -> Result<Vec<Value>, ClusterError> {
+        self.call();
+        self.0.list(r, ns, o)
+    }
+    fn create(&self, r: &Resource, o: &Value) -> Result<Value, ClusterError> {
+        self.call();
+        self.0.create(r, o)
+    }
+    fn update(&self, r: &Resource, o: &Value) -> Result<Value, ClusterError> {
+        self.call();
+        self.0.update(r, o)
+    }
+    fn patch(
+        &self,
+        r: &Resource,
+        ns: &str,
+        name: &str,
+        t: PatchType,
+        p: &Value,
+    ) -> Result<Value, ClusterError> {
+        self.call();
+        self.0.patch(r, ns, name, t, p)
+    }
+    fn delete(&self, r: &Resource, ns: &str, name: &str, p: Option<Propagation>) -> Result<(), ClusterError> {
+        self.call();
+        self.0.delete(r, ns, name, p)
+    }
+    fn healthy(&self) -> Result<bool, ClusterError> {
+        self.call();
+        self.0.healthy()
+    }
+    fn pause(&self, d: Duration) {
+        self.0.pause(d);
+    }
+}
+
+/// A node's state: its files (in the overlay) and its API server.
+pub struct Node {
+    pub overlay: Overlay,
+    pub cluster: Arc<FakeCluster>,
+}
+
+impl Node {
+    pub fn new() -> Node {
+        let overlay = Arc::new(DryRunFs::new(kubeadm_host::fs::RealFs));
+        // The kubelet has its client certificate, so kubelet-finalize rewrites kubelet.conf.
+        overlay
+            .write(
+                Path::new("/nonexistent/kubelet/pki/kubelet-client-current.pem"),
+                b"pem",
+                0o600,
+            )
+            .expect("overlay");
+        let cluster = Arc::new(FakeCluster::new().with_object(
+            &Resource::nodes(),
+            json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node1", "labels": {"kubernetes.io/hostname": "node1"}}}),
+        ));
+        Node { overlay, cluster }
+    }
+
+    /// `kubeadm init` (preflight aside) until `crash` kills it, if it does.
+    pub fn init(&self, crash: &Arc<CrashPoint>) -> Result<(), String> {
+        let cfg = load_config(&std::fs::read_to_string(golden("default.yaml")).expect("config"));
+        let (cluster, point) = (self.cluster.clone(), crash.clone());
+        let access = ClusterAccess::new(
+            PathBuf::from("/etc/kubernetes/admin.conf"),
+            Box::new(move |_| Ok(Box::new(CrashCluster(cluster.clone(), point.clone())) as Box<dyn Cluster>)),
+        );
+        let fs = CrashFs(self.overlay.clone(), crash.clone());
+        let mut data = context(
+            cfg,
+            Box::new(fs),
+            Arc::new(Captured::default()),
+            access,
+            *NOW,
+            false,
+        );
+        data.keygen = KEYS.clone();
+        kubeadm_phases::init::workflow()
+            .run(&mut data, &[], &["preflight".to_string()])
+            .map_err(|e| format!("{e:#}"))
+    }
+
+    /// The files the runs left: path → (mode, contents).
+    pub fn files(&self) -> BTreeMap<PathBuf, (u32, Vec<u8>)> {
+        let mut files = BTreeMap::new();
+        for change in self.overlay.changes() {
+            match change {
+                FsChange::Write { path, contents, mode } => {
+                    files.insert(path, (mode, contents));
+                }
+                FsChange::Remove { path } => {
+                    files.remove(&path);
+                }
+                FsChange::RemoveAll { path } => files.retain(|p, _| !p.starts_with(&path)),
+                FsChange::Rename { from, to } => {
+                    if let Some(f) = files.remove(&from) {
+                        files.insert(to, f);
+                    }
+                }
+                FsChange::CreateDir { .. } | FsChange::Unmount { .. } | FsChange::CopyDir { .. } => {}
+            }
+        }
+        files
+    }
+}
+
+/// Key material (PEM blocks, runs of 100 or more base64 characters) masked: it differs between
+/// any two runs.
+pub fn masked(text: &str) -> String {
+    let mut out = Vec::new();
+    let mut in_pem = false;
+    for line in text.lines() {
+        if line.starts_with("-----BEGIN ") {
+            in_pem = true;
+            out.push("<pem>".to_string());
+        } else if line.starts_with("-----END ") {
+            in_pem = false;
+        } else if !in_pem {
+            out.push(mask_base64(line));
+        }
+    }
+    out.join("\n")
+}
+
+pub fn mask_base64(line: &str) -> String {
+    let b64 = |c: char| c.is_ascii_alphanumeric() || matches!(c, '+' | '/' | '=');
+    let chars: Vec<char> = line.chars().collect();
+    let mut out = String::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let run = chars[i..].iter().take_while(|&&c| b64(c)).count();
+        if run >= 100 {
+            out.push_str("<base64>");
+            i += run;
+        } else if run > 0 {
+            out.extend(&chars[i..i + run]);
+            i += run;
+        } else {
+            out.push(chars[i]);
+            i += 1;
+        }
+    }
+    out
+}
+
+/// What must hold of the files for the node to work: the certificates chain to their CAs and
+/// match their keys, the kubeconfig files' client certificates chain to the cluster CA.
+pub fn pki_problems(files: &BTreeMap<PathBuf, (u32, Vec<u8>)>) -> Vec<String> {
+    let root = tempfile::tempdir().expect("root");
+    for (path, (_, contents)) in files {
+        let dest = root.path().join(path.strip_prefix("/").expect("absolute"));
+        std::fs::create_dir_all(dest.parent().expect("parent")).expect("dir");
+        std::fs::write(&dest, contents).expect("write");
+    }
+    let mut problems = kubeadm_testkit::pki::verify_chains(
+        root.path(),
+        true,
+        &[
+            "admin.conf",
+            "controller-manager.conf",
+            "scheduler.conf",
+            "kubelet.conf",
+        ],
+    );
+    let pki = root.path().join("etc/kubernetes/pki");
+    let public = |args: &[&str], file: &Path| {
+        let out = std::process::Command::new("openssl")
+            .args(args)
+            .arg(file)
+            .output()
+            .expect("openssl");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    for name in [
+        "ca",
+        "apiserver",
+        "apiserver-kubelet-client",
+        "front-proxy-ca",
+        "front-proxy-client",
+        "etcd/ca",
+        "etcd/server",
+        "etcd/peer",
+        "etcd/healthcheck-client",
+        "apiserver-etcd-client",
+    ] {
+        let (crt, key) = (pki.join(format!("{name}.crt")), pki.join(format!("{name}.key")));
+        let from_cert = public(&["x509", "-noout", "-pubkey", "-in"], &crt);
+        let from_key = public(&["pkey", "-pubout", "-in"], &key);
+        if from_cert.is_empty() || from_cert != from_key {
+            problems.push(format!("{name}.crt does not match {name}.key"));
+        }
+    }
+    let sa_pub = std::fs::read_to_string(pki.join("sa.pub")).unwrap_or_default();
+    if sa_pub.is_empty() || public(&["pkey", "-pubout", "-in"], &pki.join("sa.key")) != sa_pub {
+        problems.push("sa.pub does not match sa.key".to_string());
+    }
+    problems
+}
+
+/// Files compared as text with key material masked; certificates and keys only by name and mode.
+pub fn comparable(files: &BTreeMap<PathBuf, (u32, Vec<u8>)>) -> BTreeMap<PathBuf, (u32, String)> {
+    files
+        .iter()
+        .map(|(p, (mode, contents))| {
+            let text = match p.extension().and_then(|e| e.to_str()) {
+                Some("crt" | "key" | "pub" | "pem") => String::new(),
+                _ => masked(&String::from_utf8_lossy(contents)),
+            };
+            (p.clone(), (*mode, text))
+        })
+        .collect()
+}
+
+pub fn objects(cluster: &FakeCluster) -> BTreeMap<String, String> {
+    cluster
+        .objects()
+        .into_iter()
+        .map(|(k, v)| {
+            (
+                format!("{k:?}"),
+                masked(&serde_json::to_string_pretty(&v).expect("json")),
+            )
+        })
+        .collect()
+}
+
+/// A node whose disk holds `files` (as a run left them) and whose API server holds nothing.
+pub fn node_with_files(files: &BTreeMap<PathBuf, (u32, Vec<u8>)>) -> Node {
+    let overlay = Arc::new(DryRunFs::new(kubeadm_host::fs::RealFs));
+    for (path, (mode, contents)) in files {
+        overlay.write(path, contents, *mode).expect("overlay");
+    }
+    Node {
+        overlay,
+        cluster: Arc::new(FakeCluster::new()),
+    }
+}
+
+/// What differs between the files a run left (`got`) and those it should have (`want`), both as
+/// [`comparable`] makes them.
+pub fn file_problems(
+    want: &BTreeMap<PathBuf, (u32, String)>,
+    got: &BTreeMap<PathBuf, (u32, String)>,
+) -> Vec<String> {
+    let mut problems = Vec::new();
+    for (path, want) in want {
+        match got.get(path) {
+            None => problems.push(format!("{} missing", path.display())),
+            Some(g) if g.0 != want.0 => {
+                problems.push(format!("{} mode {:o}, want {:o}", path.display(), g.0, want.0))
+            }
+            Some(g) if g.1 != want.1 => problems.push(format!("{} differs", path.display())),
+            Some(_) => {}
+        }
+    }
+    problems.extend(
+        got.keys()
+            .filter(|p| !want.contains_key(*p))
+            .map(|p| format!("{} left over", p.display())),
+    );
+    problems
+}
+
+/// What differs between the API objects a run left and those it should have, as [`objects`]
+/// makes them.
+pub fn object_problems(want: &BTreeMap<String, String>, got: &BTreeMap<String, String>) -> Vec<String> {
+    let mut problems = Vec::new();
+    for (key, want) in want {
+        match got.get(key) {
+            None => problems.push(format!("object {key} missing")),
+            Some(g) if g != want => problems.push(format!("object {key} differs:\n{g}\nwant\n{want}")),
+            Some(_) => {}
+        }
+    }
+    problems.extend(
+        got.keys()
+            .filter(|k| !want.contains_key(*k))
+            .map(|k| format!("object {k} left over")),
+    );
+    problems
+}
+
+/// Tries crash points `0..points` on two threads (`try_point(k)` says what went wrong at k) and
+/// returns the failures, one line per crash point, after printing how many were tried.
+pub fn try_each(what: &str, points: usize, try_point: impl Fn(usize) -> Vec<String> + Sync) -> Vec<String> {
+    let next = AtomicUsize::new(0);
+    let failures = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|| {
+                loop {
+                    let k = next.fetch_add(1, Ordering::SeqCst);
+                    if k >= points {
+                        break;
+                    }
+                    let problems = try_point(k);
+                    if !problems.is_empty() {
+                        failures
+                            .lock()
+                            .expect("failures")
+                            .push(format!("crash point {k}: {}", problems.join("; ")));
+                    }
+                }
+            });
+        }
+    });
+    let mut failures = failures.into_inner().expect("failures");
+    failures.sort();
+    eprintln!(
+        "{what}: {points} crash points tried, {} survived",
+        points - failures.len()
+    );
+    failures
+}
+
+/// A whole file system in memory (unlike the dry-run overlay, it lists and removes what runs
+/// wrote): files with their modes; a directory exists while a file is below it or it was made.
+#[derive(Debug, Default)]
+pub struct MemFs {
+    files: std::sync::Mutex<BTreeMap<PathBuf, (u32, Vec<u8>)>>,
+    dirs: std::sync::Mutex<std::collections::BTreeSet<PathBuf>>,
+}
+
+impl MemFs {
+    pub fn with_files(files: &BTreeMap<PathBuf, (u32, Vec<u8>)>) -> Arc<MemFs> {
+        Arc::new(MemFs {
+            files: std::sync::Mutex::new(files.clone()),
+            dirs: Default::default(),
+        })
+    }
+
+    pub fn files(&self) -> BTreeMap<PathBuf, (u32, Vec<u8>)> {
+        self.files.lock().expect("files").clone()
+    }
+
+    fn is_dir(&self, path: &Path) -> bool {
+        self.dirs.lock().expect("dirs").contains(path)
+            || self
+                .files
+                .lock()
+                .expect("files")
+                .keys()
+                .any(|f| f != path && f.starts_with(path))
+    }
+}
+
+impl Fs for MemFs {
+    fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
+        self.files
+            .lock()
+            .expect("files")
+            .get(path)
+            .map(|f| f.1.clone())
+            .ok_or_else(|| io::ErrorKind::NotFound.into())
+    }
+    fn write(&self, path: &Path, contents: &[u8], mode: u32) -> io::Result<()> {
+        self.files
+            .lock()
+            .expect("files")
+            .insert(path.to_path_buf(), (mode, contents.to_vec()));
+        Ok(())
+    }
+    fn exists(&self, path: &Path) -> bool {
+        self.files.lock().expect("files").contains_key(path) || self.is_dir(path)
+    }
+    fn create_dir_all(&self, path: &Path, _: u32) -> io::Result<()> {
+        self.dirs.lock().expect("dirs").insert(path.to_path_buf());
+        Ok(())
+    }
+    fn remove_file(&self, path: &Path) -> io::Result<()> {
+        match self.files.lock().expect("files").remove(path) {
+            Some(_) => Ok(()),
+            None => Err(io::ErrorKind::NotFound.into()),
+        }
+    }
+    fn list_dir(&self, path: &Path) -> io::Result<Vec<String>> {
+        if !self.is_dir(path) {
+            return Err(io::ErrorKind::NotFound.into());
+        }
+        let below = |p: &Path| {
+            p.strip_prefix(path)
+                .ok()
+                .and_then(|rest| rest.components().next())
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        };
+        let mut names: Vec<String> = self
+            .files
+            .lock()
+            .expect("files")
+            .keys()
+            .filter_map(|p| below(p))
+            .collect();
+        names.extend(self.dirs.lock().expect("dirs").iter().filter_map(|p| below(p)));
+        names.sort();
+        names.dedup();
+        names.retain(|n| !n.is_empty());
+        Ok(names)
+    }
+    fn remove_all(&self, path: &Path) -> io::Result<()> {
+        self.files
+            .lock()
+            .expect("files")
+            .retain(|p, _| !p.starts_with(path));
+        self.dirs.lock().expect("dirs").retain(|p| !p.starts_with(path));
+        Ok(())
+    }
+    fn canonicalize(&self, path: &Path) -> io::Result<PathBuf> {
+        if self.exists(path) {
+            Ok(path.to_path_buf())
+        } else {
+            Err(io::ErrorKind::NotFound.into())
+        }
+    }
+    fn unmount(&self, _: &Path) -> io::Result<()> {
+        Ok(())
+    }
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        let mut files = self.files.lock().expect("files");
+        let f = files
+            .remove(from)
+            .ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))?;
+        files.insert(to.to_path_buf(), f);
+        Ok(())
+    }
+}
