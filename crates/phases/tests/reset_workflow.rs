@@ -1,7 +1,8 @@
 //! The `kubeadm reset` workflow on recording fakes: what it prints and the order of what it does to
-//! the host (kubelet stopped, kubelet mounts unmounted, pod sandboxes removed, directories emptied,
-//! kubeconfig files deleted, stateful directories emptied last), for a control-plane node with its
-//! configuration from the cluster, for a worker without one, and in a dry run (nothing touched).
+//! the host (kubelet stopped, kubelet mounts unmounted, pod sandboxes removed, etcd's data emptied,
+//! directories emptied, kubeconfig files deleted, the kubelet's directory emptied last), for a
+//! control-plane node with its configuration from the cluster, for a worker without one, and in a
+//! dry run (nothing touched).
 //!
 //! The expected text is upstream v1.25.16's: the control-plane and worker texts are what upstream's
 //! `kubeadm reset -f` printed on the testbed's node1 and node2 (minus the two `Reading configuration`
@@ -310,6 +311,7 @@ fn node(
         mounts_file: PathBuf::from("/proc/mounts"),
         input: Box::new(io::Cursor::new(Vec::new())),
         dirs_to_clean: Vec::new(),
+        stateful_dirs_after: true,
         fs: Box::new(MemFs::new(&log, files, DIRS)),
         init_system: Box::new(LoggedInit(log.clone(), init)),
         runtime: Box::new(LoggedRuntime(log.clone(), vec!["s1".into(), "s2".into()])),
@@ -405,6 +407,9 @@ fn control_plane_reset_prints_as_upstream_and_acts_in_order() {
             "crictl rmp s1",
             "crictl stopp s2",
             "crictl rmp s2",
+            // Beyond upstream: etcd's data before the files that say where it is (upstream
+            // empties it last, with the kubelet's directory; see `run_cleanup_node`).
+            "rm -r /var/lib/etcd/member",
             "rm -r /etc/kubernetes/manifests/etcd.yaml",
             "rm -r /etc/kubernetes/manifests/kube-apiserver.yaml",
             "rm -r /etc/kubernetes/pki/ca.crt",
@@ -414,7 +419,6 @@ fn control_plane_reset_prints_as_upstream_and_acts_in_order() {
             "rm -r /etc/kubernetes/bootstrap-kubelet.conf",
             "rm -r /etc/kubernetes/controller-manager.conf",
             "rm -r /etc/kubernetes/scheduler.conf",
-            "rm -r /var/lib/etcd/member",
             "rm -r /var/lib/kubelet/config.yaml",
             "rm -r /var/lib/kubelet/pods",
         ]

@@ -25,6 +25,7 @@ use crate::setup::reporter;
 pub(crate) fn run(inv: &Invocation<'_>, filter: &[String]) -> Result<(), CommandError> {
     let workflow = kubeadm_phases::reset::workflow();
     let mut data = context(inv)?;
+    data.stateful_dirs_after = filter.is_empty();
     let skip = inv.flags.strings("skip-phases");
     // A failed preflight check exits 2 (see `CommandError::from`).
     workflow.run(&mut data, filter, &skip)?;
@@ -140,6 +141,7 @@ fn context(inv: &Invocation<'_>) -> Result<ResetData, CommandError> {
         mounts_file: PathBuf::from("/proc/mounts"),
         input: Box::new(std::io::BufReader::new(std::io::stdin())),
         dirs_to_clean: Vec::new(),
+        stateful_dirs_after: false,
         fs: crate::setup::fs(dry_run),
         init_system: crate::setup::init_system(dry_run),
         runtime,

@@ -21,8 +21,17 @@ const FILES_TO_CLEAN: [&str; 5] = [
 /// The `cleanup-node` phase: stop the kubelet, unmount what is mounted under `/var/lib/kubelet`,
 /// remove every pod sandbox, empty the manifests and certificates directories, delete the
 /// kubeconfig files. Every failure is a warning, as upstream.
+///
+/// Beyond upstream, in a whole `kubeadm reset`: the stateful directories collected before this
+/// phase (etcd's data directory) are emptied once the kubelet and the containers are gone, before
+/// the manifests and kubeconfig files are deleted; the line saying so is still printed after the
+/// phases, where upstream prints it. Upstream empties them last, and a reset killed after it
+/// deleted `etcd.yaml` and `admin.conf` never empties them: run again, it finds neither the
+/// configuration nor the manifest that name the directory, assumes an external etcd, and the next
+/// `init` fails its preflight on a non-empty `/var/lib/etcd` (`reset_crash_points.rs` shows it).
 pub(crate) fn run_cleanup_node(data: &mut ResetData) -> Result<(), PhaseError> {
     const SRC: &str = "cleanupnode.go";
+    let collected_before = data.dirs_to_clean.len();
     match data.init_system.kind() {
         None => {
             data.reporter.warn(
@@ -76,6 +85,14 @@ pub(crate) fn run_cleanup_node(data: &mut ResetData) -> Result<(), PhaseError> {
         if let Err(e) = removed {
             data.reporter
                 .warn(SRC, &format!("[reset] Failed to remove containers: {e}\n"));
+        }
+    }
+
+    if data.stateful_dirs_after && !data.dry_run {
+        for dir in &data.dirs_to_clean[..collected_before] {
+            // A failure is reported where upstream reports it, when the directory is emptied again
+            // after the phases.
+            let _ = clean_dir(&*data.fs, dir);
         }
     }
 

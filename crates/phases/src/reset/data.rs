@@ -42,6 +42,11 @@ pub struct ResetData {
     pub input: Box<dyn BufRead + Send>,
     /// The directories emptied after the phases, in the order the phases added them.
     pub dirs_to_clean: Vec<PathBuf>,
+    /// Whether the directories of `dirs_to_clean` are emptied after the phases
+    /// ([`crate::reset::finish::clean_stateful_dirs`]): the whole `kubeadm reset`, not a `reset
+    /// phase` command. `cleanup-node` then empties those the phases before it collected (etcd's
+    /// data) before it deletes the files that say where they are (see `run_cleanup_node`).
+    pub stateful_dirs_after: bool,
     /// The file system.
     pub fs: Box<dyn Fs>,
     /// The init system that runs the kubelet.
@@ -65,6 +70,7 @@ impl std::fmt::Debug for ResetData {
             .field("force", &self.force)
             .field("cert_dir", &self.cert_dir)
             .field("dirs_to_clean", &self.dirs_to_clean)
+            .field("stateful_dirs_after", &self.stateful_dirs_after)
             .field("has_cfg", &self.cfg.is_some())
             .finish_non_exhaustive()
     }

@@ -77,6 +77,18 @@ impl FakeCluster {
         self
     }
 
+    /// Another API server holding the same objects (and none of the calls), up.
+    pub fn copy(&self) -> FakeCluster {
+        let s = self.lock();
+        FakeCluster {
+            state: Mutex::new(State {
+                objects: s.objects.clone(),
+                version: s.version,
+                ..State::default()
+            }),
+        }
+    }
+
     /// The API server goes down at call number `n` (0 is the next call) and stays down until
     /// [`FakeCluster::restart`].
     pub fn go_down_at_call(&self, n: usize) {
