@@ -804,6 +804,61 @@ fn kubelet_start_writes_what_upstream_writes() {
     }
 }
 
+/// Beyond upstream: `KUBEADM_TLS_BOOTSTRAP_TIMEOUT` sets how long `kubelet-start` waits for the
+/// kubelet's TLS bootstrap (upstream's 5 minutes otherwise); a value that is not a duration is
+/// refused, naming the variable. With no kubelet to bootstrap, the wait gives up after it with
+/// upstream's error, and the diagnosis says that no certificate signing request came from the
+/// token's user.
+#[test]
+fn the_tls_bootstrap_wait_takes_its_timeout_from_the_environment() {
+    let (server, pin) = prepared_server();
+    let ep = format!("127.0.0.1:{}", server.port());
+    let root = node_root();
+    let rootfs = root.path().to_string_lossy().into_owned();
+    let args = [
+        "--rootfs",
+        rootfs.as_str(),
+        "join",
+        "phase",
+        "kubelet-start",
+        ep.as_str(),
+        "--token",
+        TOKEN,
+        "--discovery-token-ca-cert-hash",
+        pin.as_str(),
+        "--node-name",
+        WORKER,
+    ];
+    let bad = run(
+        &ours(),
+        &args,
+        root.path(),
+        &[("KUBEADM_TLS_BOOTSTRAP_TIMEOUT", "soon")],
+    );
+    assert_eq!(bad.code, 3, "{bad:#?}");
+    assert!(
+        bad.stderr
+            .contains("KUBEADM_TLS_BOOTSTRAP_TIMEOUT=\"soon\": not a positive duration"),
+        "{bad:#?}"
+    );
+    let start = Instant::now();
+    let r = run(
+        &ours(),
+        &args,
+        root.path(),
+        &[("KUBEADM_TLS_BOOTSTRAP_TIMEOUT", "2s")],
+    );
+    // Far below the 5 minutes the wait would otherwise take (not a speed check: the setting's).
+    assert!(start.elapsed() < Duration::from_secs(120), "{r:#?}");
+    assert_eq!(r.code, 1, "{r:#?}");
+    assert!(r.stderr.contains("timed out waiting for the condition"), "{r:#?}");
+    assert!(
+        r.stdout
+            .contains("\t- no certificate signing request from system:bootstrap:abcdef: "),
+        "{r:#?}"
+    );
+}
+
 /// `join phase preflight --control-plane` on a cluster that can take one: without a certificate key
 /// the shared certificates must be on the node, and upstream's "not satisfied" text says which is
 /// missing; with one (and `--ignore-preflight-errors=all` for the chroot) both go on to init's

@@ -41,6 +41,27 @@ pub use join::{ClientSource, JoinConnector, JoinData};
 pub use reset::ResetData;
 pub use upgrade::node::NodeData;
 
+/// A wait's timeout set by an environment variable beyond upstream 1.25 (which has no setting for
+/// it; later releases added `timeouts` to their configuration): `default` when `value` (the
+/// variable's) is unset, else the Go duration it holds; a value that is not a positive duration is
+/// refused with a message naming the variable.
+pub fn timeout_from_env(
+    var: &str,
+    value: Option<&str>,
+    default: std::time::Duration,
+) -> Result<std::time::Duration, String> {
+    let Some(text) = value else {
+        return Ok(default);
+    };
+    let bad = || format!("{var}={text:?}: not a positive duration such as \"90s\" or \"10m\"");
+    let d = kubeadm_api::duration::Duration::parse(text).map_err(|_| bad())?;
+    u64::try_from(d.as_nanos())
+        .ok()
+        .filter(|n| *n > 0)
+        .map(std::time::Duration::from_nanos)
+        .ok_or_else(bad)
+}
+
 /// The error of a phase that is not implemented yet.
 #[derive(Debug, thiserror::Error)]
 #[error("not implemented yet in kubeadm-rs")]

@@ -90,6 +90,7 @@ fn join(config: &str, etcd: Option<Arc<FakeEtcd>>, dry_run: bool) -> Run {
         connect: Box::new(|_| Err("no bootstrap client in this test".into())),
         fetch_url: Box::new(|_| Err("no fetch in this test".into())),
         tls_bootstrap: None,
+        tls_bootstrap_timeout: kubeadm_phases::join::kubelet_start::TLS_BOOTSTRAP_TIMEOUT,
         init_cfg: Some(cfg),
         control_plane_context: Box::new(|_| Err("the context is made by the test".into())),
         control_plane: Some(control_plane),

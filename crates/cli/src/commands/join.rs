@@ -20,6 +20,7 @@ use kubeadm_core::layout::{ADMIN_CONF, Layout};
 use kubeadm_effects::cluster::Cluster;
 use kubeadm_effects::report::Reporter;
 use kubeadm_host::cluster::KubeCluster;
+use kubeadm_phases::join::kubelet_start::{TLS_BOOTSTRAP_TIMEOUT, TLS_BOOTSTRAP_TIMEOUT_ENV};
 use kubeadm_phases::{ClientSource, InitData, JoinData};
 
 use crate::cobra::execute::Invocation;
@@ -290,6 +291,12 @@ fn context(inv: &Invocation<'_>, cfg: JoinConfig) -> Result<JoinData, CommandErr
         connect: Box::new(connect),
         fetch_url: Box::new(|url| kubeadm_host::https::get(url).map_err(|e| e.to_string())),
         tls_bootstrap,
+        tls_bootstrap_timeout: kubeadm_phases::timeout_from_env(
+            TLS_BOOTSTRAP_TIMEOUT_ENV,
+            setup::env_var(TLS_BOOTSTRAP_TIMEOUT_ENV).as_deref(),
+            TLS_BOOTSTRAP_TIMEOUT,
+        )
+        .map_err(CommandError::Validation)?,
         init_cfg: None,
         control_plane_context: control_plane_context(rep.clone(), patches.clone(), fs, dry_run),
         control_plane: None,

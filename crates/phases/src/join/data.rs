@@ -82,6 +82,9 @@ pub struct JoinData {
     pub fetch_url: UrlFetcher,
     /// The kubeconfig the kubelet bootstraps with (upstream's `TLSBootstrapCfg`), once discovered.
     pub tls_bootstrap: Option<Value>,
+    /// How long `kubelet-start` waits for the kubelet's TLS bootstrap: upstream's 5 minutes unless
+    /// `KUBEADM_TLS_BOOTSTRAP_TIMEOUT` says otherwise.
+    pub tls_bootstrap_timeout: std::time::Duration,
     /// The cluster's configuration with this node's registration (upstream's `InitCfg`), once
     /// fetched.
     pub init_cfg: Option<InitConfig>,

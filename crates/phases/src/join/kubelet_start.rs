@@ -23,7 +23,11 @@ const BOOTSTRAP_KUBELET_CONF: &str = "bootstrap-kubelet.conf";
 /// `KubeletKubeConfigFileName`.
 const KUBELET_CONF: &str = "kubelet.conf";
 /// `TLSBootstrapTimeout`.
-const TLS_BOOTSTRAP_TIMEOUT: Duration = Duration::from_secs(300);
+pub const TLS_BOOTSTRAP_TIMEOUT: Duration = Duration::from_secs(300);
+/// The environment variable that sets another TLS bootstrap timeout (a Go duration such as
+/// `45s`): beyond upstream 1.25, which has none (later releases made it `timeouts.tlsBootstrap` of
+/// their configuration). The testbed uses it to stage a join whose certificate nobody approves.
+pub const TLS_BOOTSTRAP_TIMEOUT_ENV: &str = "KUBEADM_TLS_BOOTSTRAP_TIMEOUT";
 /// How often `kubelet.conf` is looked for. Upstream's `TLSBootstrapRetryInterval` is 5 s, which makes
 /// every join wait 2.5 s on average after the kubelet is done; a file lookup costs nothing, so it is
 /// made every 100 ms (nothing is printed per attempt: the output is the same).
@@ -276,10 +280,12 @@ fn node_is_ready(node: &Value) -> bool {
 
 /// Upstream's `WaitForKubeletAndFunc(waitForTLSBootstrappedClient)`: polls every
 /// [`TLS_BOOTSTRAP_INTERVAL`] until a client can be made from `kubelet.conf` (the file exists and so
-/// do the certificate files it names), at most [`TLS_BOOTSTRAP_TIMEOUT`], with the kubelet check
+/// do the certificate files it names), at most `tls_bootstrap_timeout` ([`TLS_BOOTSTRAP_TIMEOUT`]
+/// unless [`TLS_BOOTSTRAP_TIMEOUT_ENV`] says otherwise), with the kubelet check
 /// beside it. `None` when either gives up (both with upstream's `timed out waiting for the
 /// condition`).
 fn wait_for_kubelet_conf(data: &JoinData, pacer: &dyn Cluster, path: &Path) -> Option<Box<dyn Cluster>> {
+    let timeout = data.tls_bootstrap_timeout;
     let client =
         crate::kubelet::wait_beside_kubelet_check(pacer, &*data.host_probe, &|l| data.say(l), |elapsed| {
             if data.fs.exists(path)
@@ -287,14 +293,14 @@ fn wait_for_kubelet_conf(data: &JoinData, pacer: &dyn Cluster, path: &Path) -> O
             {
                 return Step::Done(c);
             }
-            if elapsed >= TLS_BOOTSTRAP_TIMEOUT {
+            if elapsed >= timeout {
                 return Step::Failed(());
             }
             data.reporter.progress(
                 "[kubelet-start] Waiting for the kubelet's TLS bootstrap (kubelet.conf)",
                 elapsed,
             );
-            Step::Again(TLS_BOOTSTRAP_INTERVAL.min(TLS_BOOTSTRAP_TIMEOUT - elapsed))
+            Step::Again(TLS_BOOTSTRAP_INTERVAL.min(timeout - elapsed))
         });
     data.reporter.progress_end();
     client.ok()

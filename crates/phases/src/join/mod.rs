@@ -11,7 +11,7 @@ mod control_plane_join;
 mod control_plane_prepare;
 mod data;
 pub mod discovery;
-mod kubelet_start;
+pub mod kubelet_start;
 mod preflight;
 
 pub use control_plane_join::JoinEtcdError;

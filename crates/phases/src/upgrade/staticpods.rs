@@ -46,18 +46,7 @@ pub const UPGRADE_MANIFEST_TIMEOUT_ENV: &str = "KUBEADM_UPGRADE_MANIFESTS_TIMEOU
 /// The timeout for each component: [`UPGRADE_MANIFEST_TIMEOUT`], or what `value` (the variable's)
 /// says; a value that is not a positive Go duration is refused with a message naming the variable.
 pub fn manifest_timeout(value: Option<&str>) -> Result<Duration, String> {
-    let Some(text) = value else {
-        return Ok(UPGRADE_MANIFEST_TIMEOUT);
-    };
-    let bad = || {
-        format!("{UPGRADE_MANIFEST_TIMEOUT_ENV}={text:?}: not a positive duration such as \"90s\" or \"10m\"")
-    };
-    let d = kubeadm_api::duration::Duration::parse(text).map_err(|_| bad())?;
-    u64::try_from(d.as_nanos())
-        .ok()
-        .filter(|n| *n > 0)
-        .map(Duration::from_nanos)
-        .ok_or_else(bad)
+    crate::timeout_from_env(UPGRADE_MANIFEST_TIMEOUT_ENV, value, UPGRADE_MANIFEST_TIMEOUT)
 }
 
 /// Go's `time.Duration.String()` of a timeout, as the upgrade prints it.

@@ -97,6 +97,7 @@ pub(crate) fn data_with(
         }),
         fetch_url: Box::new(|url| Err(format!("Get {url:?}: no HTTPS in this test"))),
         tls_bootstrap: None,
+        tls_bootstrap_timeout: crate::join::kubelet_start::TLS_BOOTSTRAP_TIMEOUT,
         init_cfg: None,
         control_plane_context: Box::new(|_| Err("no control plane in this test".into())),
         control_plane: None,
