@@ -462,3 +462,172 @@ fn a_bad_patch_leaves_the_running_manifests_untouched() {
     assert!(err.starts_with("error creating init static pod manifest files: failed to patch static Pod manifest file for \"kube-apiserver\""), "{err}");
     assert_eq!(n.manifest("kube-apiserver"), before);
 }
+
+/// A different number at each call: the temporary folders' names (upstream's are random).
+fn counter() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+}
+
+/// The static-pod upgrade on `n` with `fs`, the kubelet following the manifests, at `now`.
+fn upgrade_on(n: &Node, fs: &dyn kubeadm_effects::fs::Fs, now: i64) -> Result<(), String> {
+    let cfg = config("v1.25.16", &n.data_dir);
+    let k = kubelet(n, true);
+    let connector = etcd_connector();
+    let keygen = kubeadm_host::keygen::AwsLcKeyGen;
+    StaticPodUpgrade {
+        cfg: &cfg,
+        kubernetes_dir: n.kubernetes_dir(),
+        fs,
+        cluster: &k,
+        etcd: &connector,
+        runtime: &Runtime::default(),
+        patches: None,
+        facts: &ManifestHostFacts::default(),
+        etcd_upgrade: true,
+        renew_certs: false,
+        keygen: &keygen,
+        timeout: Duration::from_secs(10),
+        now,
+        random: counter,
+        reporter: &Captured::default(),
+        patches_announced: Default::default(),
+    }
+    .perform()
+    .map_err(|e| e.to_string())
+}
+
+/// What an upgrade leaves that must not depend on where it was killed: the four manifests (the
+/// node's folder masked), and the kinds of folder under `/etc/kubernetes/tmp`.
+fn upgraded(n: &Node) -> (Vec<String>, Vec<String>) {
+    let root = n.dir.path().display().to_string();
+    let manifests = [
+        "etcd",
+        "kube-apiserver",
+        "kube-controller-manager",
+        "kube-scheduler",
+    ]
+    .iter()
+    .map(|c| n.manifest(c).replace(&root, "<node>"))
+    .collect();
+    let mut kinds: Vec<String> = n
+        .tmp_entries()
+        .iter()
+        .map(|e| {
+            e.trim_end_matches(|c: char| c.is_ascii_digit() || c == '-')
+                .to_string()
+        })
+        .collect();
+    kinds.dedup();
+    (manifests, kinds)
+}
+
+/// `upgrade apply`'s static-pod upgrade killed at each file change in turn (that change and all
+/// after it fail; no rollback runs), then run again: it must finish with the manifests an
+/// uninterrupted upgrade writes, and leave nothing in `/etc/kubernetes/tmp` but backups.
+#[test]
+fn an_upgrade_killed_at_any_file_change_finishes_when_run_again() {
+    let reference = node("v1.25.15");
+    let count = CountingFs::new(None);
+    upgrade_on(&reference, &count, 1_700_000_000).expect("uninterrupted upgrade");
+    let points = count.changes();
+    let want = upgraded(&reference);
+    assert_eq!(
+        want.1,
+        ["kubeadm-backup-etcd", "kubeadm-backup-manifests"],
+        "an uninterrupted upgrade's temporary folders"
+    );
+    assert!(points > 8, "only {points} crash points");
+    let mut failures = Vec::new();
+    for k in 0..points {
+        let n = node("v1.25.15");
+        if upgrade_on(&n, &CountingFs::new(Some(k)), 1_700_000_000).is_ok() {
+            failures.push(format!("crash point {k}: the killed run succeeded"));
+            continue;
+        }
+        if let Err(e) = upgrade_on(&n, &RealFs, 1_700_000_060) {
+            failures.push(format!("crash point {k}: the run after it failed: {e}"));
+            continue;
+        }
+        let got = upgraded(&n);
+        if got != want {
+            failures.push(format!("crash point {k}: left {:?}, want {:?}", got.1, want.1));
+        }
+    }
+    eprintln!(
+        "upgrade (static pods): {points} crash points tried, {} survived",
+        points - failures.len()
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The real file system, killed at its k-th change (every operation fails from then on).
+struct CountingFs {
+    limit: Option<usize>,
+    count: std::sync::atomic::AtomicUsize,
+}
+
+impl CountingFs {
+    fn new(limit: Option<usize>) -> Self {
+        CountingFs {
+            limit,
+            count: Default::default(),
+        }
+    }
+    fn changes(&self) -> usize {
+        self.count.load(std::sync::atomic::Ordering::SeqCst)
+    }
+    fn dead(&self) -> bool {
+        self.limit.is_some_and(|l| self.changes() > l)
+    }
+    fn change<T>(&self, op: impl FnOnce() -> std::io::Result<T>) -> std::io::Result<T> {
+        let n = self.count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        if self.limit.is_some_and(|l| n >= l) {
+            return Err(std::io::Error::other("simulated crash"));
+        }
+        op()
+    }
+    fn look<T>(&self, op: impl FnOnce() -> std::io::Result<T>) -> std::io::Result<T> {
+        if self.dead() {
+            Err(std::io::Error::other("simulated crash"))
+        } else {
+            op()
+        }
+    }
+}
+
+impl kubeadm_effects::fs::Fs for CountingFs {
+    fn read(&self, p: &Path) -> std::io::Result<Vec<u8>> {
+        self.look(|| RealFs.read(p))
+    }
+    fn write(&self, p: &Path, c: &[u8], m: u32) -> std::io::Result<()> {
+        self.change(|| RealFs.write(p, c, m))
+    }
+    fn exists(&self, p: &Path) -> bool {
+        !self.dead() && RealFs.exists(p)
+    }
+    fn create_dir_all(&self, p: &Path, m: u32) -> std::io::Result<()> {
+        self.change(|| RealFs.create_dir_all(p, m))
+    }
+    fn remove_file(&self, p: &Path) -> std::io::Result<()> {
+        self.change(|| RealFs.remove_file(p))
+    }
+    fn list_dir(&self, p: &Path) -> std::io::Result<Vec<String>> {
+        self.look(|| RealFs.list_dir(p))
+    }
+    fn remove_all(&self, p: &Path) -> std::io::Result<()> {
+        self.change(|| RealFs.remove_all(p))
+    }
+    fn canonicalize(&self, p: &Path) -> std::io::Result<PathBuf> {
+        self.look(|| RealFs.canonicalize(p))
+    }
+    fn unmount(&self, p: &Path) -> std::io::Result<()> {
+        self.change(|| RealFs.unmount(p))
+    }
+    fn rename(&self, from: &Path, to: &Path) -> std::io::Result<()> {
+        self.change(|| RealFs.rename(from, to))
+    }
+    fn copy_dir(&self, from: &Path, to: &Path) -> std::io::Result<()> {
+        self.change(|| RealFs.copy_dir(from, to))
+    }
+}

@@ -65,6 +65,8 @@ const ETCD_RETRIES: u32 = 300;
 const ETCD_RETRY_INTERVAL: Duration = Duration::from_millis(500);
 /// The etcd static pod.
 const ETCD: &str = "etcd";
+/// The prefix of the temporary folder of new manifests (upstream's).
+const UPGRADED_MANIFESTS: &str = "kubeadm-upgraded-manifests";
 
 /// What the upgrade works on and through.
 pub struct StaticPodUpgrade<'a> {
@@ -206,9 +208,22 @@ impl StaticPodUpgrade<'_> {
     }
 
     /// Upstream's `PerformStaticPodUpgrade`: the whole upgrade of this node's control plane.
+    ///
+    /// Beyond upstream, the temporary folders of new manifests that an earlier run left (it was
+    /// killed before its clean-up) are removed first; the backups are kept.
     pub fn perform(&self) -> Result<(), StaticPodUpgradeError> {
         let external = self.cfg.cluster.etcd.external.is_some();
-        let temp = self.temp_dir("kubeadm-upgraded-manifests")?;
+        for stale in self.fs.list_dir(&self.tmp_root()).unwrap_or_default() {
+            if stale.starts_with(UPGRADED_MANIFESTS)
+                && stale[UPGRADED_MANIFESTS.len()..]
+                    .bytes()
+                    .all(|b| b.is_ascii_digit())
+            {
+                // Best effort: a folder that stays is only clutter.
+                let _ = self.fs.remove_all(&self.tmp_root().join(stale));
+            }
+        }
+        let temp = self.temp_dir(UPGRADED_MANIFESTS)?;
         let backup_manifests = self.timestamp_dir("kubeadm-backup-manifests")?;
         let backup_etcd = self.timestamp_dir("kubeadm-backup-etcd")?;
         let paths = Paths {
@@ -635,7 +650,15 @@ impl StaticPodUpgrade<'_> {
                 is_etcd,
             ));
         }
-        if let Err(e) = self.fs.rename(&current, &backup) {
+        // Upstream moves the running manifest to the backup folder, then the new one in: killed
+        // between the two, it leaves no manifest at all (the kubelet stops the component, and the
+        // next run cannot read it). Here the running manifest is copied to the backup, then the
+        // new one replaces it in one rename, so the folder always holds one or the other.
+        if let Err(e) = self
+            .fs
+            .read(&current)
+            .and_then(|old| self.fs.write(&backup, &old, 0o600))
+        {
             return Err(self.rollback(recover, go_rename_error(&current, &backup, &e), paths, is_etcd));
         }
         if let Err(e) = self.fs.rename(&new, &current) {
