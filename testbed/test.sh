@@ -73,7 +73,7 @@ done
 # given. Ours is installed on the nodes from its Debian package (scripts/package.sh, from the debug
 # binaries cargo builds, a no-op after `cargo test`): `--deb "$deb"`, and inside the nodes our
 # kubeadm is /usr/bin/kubeadm, for the TB_*_KUBEADM variables; "$ours" names no binary of the host.
-ours_scenarios="static-pods api-objects images-pull kubelet-check kind cluster-api"
+ours_scenarios="static-pods api-objects images-pull kubelet-check kind cluster-api crash-restart"
 if [ ${#args[@]} = 0 ]; then
   if ! deb=$(cd "$here/.." && cargo build -q -p kubeadm >&2 && scripts/package.sh --profile dev --no-build | tail -n 1) ||
     [ ! -f "$deb" ]; then

@@ -36,7 +36,11 @@ tb_log() { printf '[testbed %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
 tb_die() { tb_log "FAIL: $*"; exit 1; }
 
 tb_node_ip() { echo "198.51.100.$((10 + $1))"; }
-tb_node_pod_cidr() { echo "203.0.113.$((64 * ($1 - 1)))/26"; }
+# Nodes 1-4 share 203.0.113.0/24 and are routed to each other; a node beyond them (the benchmark's
+# joins, a scenario's extra failing node) gets a range of its own, not routed between nodes.
+tb_node_pod_cidr() {
+  if [ "$1" -le 4 ]; then echo "203.0.113.$((64 * ($1 - 1)))/26"; else echo "100.64.$1.0/24"; fi
+}
 tb_node_name() { echo "node$1"; }
 
 # tb_poll DEADLINE_SECONDS DESCRIPTION COMMAND...: runs COMMAND until it succeeds or the deadline passes.

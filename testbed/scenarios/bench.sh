@@ -75,12 +75,9 @@ kubeadm_timed() {
     "$(dirname "$out")/$side-$run-node$n-$name.timeline" "$@" >"$TB_RUN/node$n/$name.log" 2>&1
 }
 
-# The nodes beyond the four the other scenarios use get pod ranges of their own. They are not routed
-# between nodes: what is timed needs each Node Ready (the CNI config present), not pod traffic, and
-# CoreDNS runs on node1 (it is Available before any worker joins).
-tb_node_pod_cidr() {
-  if [ "$1" -le 4 ]; then echo "203.0.113.$((64 * ($1 - 1)))/26"; else echo "100.64.$1.0/24"; fi
-}
+# The nodes beyond the first four get pod ranges of their own (tb_node_pod_cidr), not routed between
+# nodes: what is timed needs each Node Ready (the CNI config present), not pod traffic, and CoreDNS
+# runs on node1 (it is Available before any worker joins).
 
 tb_log "bench run $run ($side): init ($version), 1 join, $joins joins at once, upgrade apply: $([ "$upgrade" = 0 ] && echo no || echo "to $new")"
 for n in $(seq 1 "$last"); do

@@ -1,6 +1,7 @@
 # shellcheck shell=bash
 # Scenario init-join-reset: kubeadm init on node1, kubeadm join (token discovery) on node2, both
-# nodes Ready, kubeadm reset -f on both. Sourced by scenario.sh with lib/node.sh loaded; every step is
+# nodes Ready, kubeadm reset -f on both; with our join, two joins on node3 and node4 staged to fail
+# (a certificate signing request nobody approves, a token that expires) for the diagnosis. Sourced by scenario.sh with lib/node.sh loaded; every step is
 # asserted through the API (kubectl on node1) with polling and a deadline.
 
 kubectl1() { tb_kubectl 1 "$@"; }
@@ -62,6 +63,37 @@ if ! tb_node_exec 2 timeout 600 $join $join_ignore >"$TB_RUN/node2/join.log" 2>&
   fail "kubeadm join failed"
 fi
 
+# Beyond upstream, with our join: two joins that cannot finish their kubelet's TLS bootstrap, run in
+# the background while node2 goes on, each of which our diagnosis must name. kubeadm's ClusterRoleBinding
+# that lets the controller-manager approve the kubelets' certificate signing requests is removed
+# (node1's and node2's kubelets have their certificates already), and each join waits 60 s for its
+# kubelet (KUBEADM_TLS_BOOTSTRAP_TIMEOUT; upstream's 5 minutes otherwise): node3 with the printed
+# command, its request left pending; node4 with a token of its own that expires 40 s after it is
+# made, while node4's kubelet waits.
+join_bin=${TB_JOIN_KUBEADM:-$kubeadm}
+staged=
+if [ "$(readlink -f "$join_bin" 2>/dev/null || echo "$join_bin")" != "$(readlink -f "$TB_UPSTREAM/kubeadm")" ]; then
+  staged=1
+  tb_node_create 3
+  tb_node_create 4
+  kubectl1 delete clusterrolebinding kubeadm:node-autoapprove-bootstrap >&2 ||
+    fail "could not remove the ClusterRoleBinding kubeadm:node-autoapprove-bootstrap"
+  short=$(tb_node_exec 1 kubeadm token create --ttl 40s --print-join-command) || fail "kubeadm token create --ttl 40s"
+  short="$join_bin${short#kubeadm}"
+  staged_join() {
+    local n=$1 rc=0
+    shift
+    tb_node_exec "$n" env KUBEADM_TLS_BOOTSTRAP_TIMEOUT=60s timeout 300 "$@" >"$TB_RUN/node$n/join.log" 2>&1 || rc=$?
+    echo "$rc" >"$TB_RUN/node$n/join.rc"
+  }
+  # shellcheck disable=SC2086
+  staged_join 3 $join &
+  staged3=$!
+  # shellcheck disable=SC2086
+  staged_join 4 $short &
+  staged4=$!
+fi
+
 tb_poll 180 "node2 Ready" node_ready node2 || fail "node2 did not become Ready"
 tb_poll 60 "node1 Ready" node_ready node1 || fail "node1 did not become Ready"
 for n in node1 node2; do
@@ -89,6 +121,20 @@ grep -q "^\[upgrade\] The configuration for this node was successfully updated!"
   fail "node2: config.yaml after upgrade node differs from the one join wrote"
 tb_node_exec 2 systemctl restart kubelet || fail "node2: kubelet restart"
 tb_poll 120 "node2 Ready after upgrade node" node_ready node2 || fail "node2 not Ready after upgrade node"
+
+if [ -n "$staged" ]; then
+  wait "$staged3" "$staged4"
+  for n in 3 4; do
+    tb_log "node$n: the join exited $(cat "$TB_RUN/node$n/join.rc")"
+    echo "----- node$n: join's output (from the failure on)" >&2
+    sed -n '/^\[kubelet-start\] Waiting/,$p' "$TB_RUN/node$n/join.log" >&2
+    [ "$(cat "$TB_RUN/node$n/join.rc")" = 1 ] || fail "node$n: the join did not fail with exit code 1"
+  done
+  grep -q "^	- CAUSE: the kubelet's certificate signing request csr-[a-z0-9]* is pending: nothing approved it" "$TB_RUN/node3/join.log" ||
+    fail "node3: the diagnosis does not name the pending certificate signing request"
+  grep -q "^	- CAUSE: the API server does not accept the bootstrap credentials .*: the token has expired or was deleted" "$TB_RUN/node4/join.log" ||
+    fail "node4: the diagnosis does not name the expired token"
+fi
 
 # A worker leaves the way the docs say: delete its Node, then reset it.
 kubectl1 delete node node2 >&2 || fail "kubectl delete node node2"

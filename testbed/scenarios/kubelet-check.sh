@@ -13,8 +13,10 @@
 # every start (the kubelet is fine); init must fail when `timeoutForControlPlane` (1m30s here) runs
 # out, and the diagnosis must show the kube-apiserver container's exit and the log line that says
 # why; and node4 a third: the kube-apiserver image missing from the runtime with no registry to pull
-# it from (preflight skipped), which the diagnosis must name. Sourced by scenario.sh with
-# lib/node.sh loaded and $kubeadm set.
+# it from (preflight skipped), which the diagnosis must name; and node5 a fourth: the kubelet's
+# port 10250 held by another process (preflight's Port-10250 error ignored), so the kubelet exits
+# at every start, which the diagnosis must name. Sourced by scenario.sh with lib/node.sh loaded
+# and $kubeadm set.
 
 upstream=$TB_UPSTREAM/kubeadm
 cfg=/etc/testbed/kubeadm-init.yaml
@@ -41,6 +43,16 @@ if [ "$kubeadm" != "$upstream" ]; then
   } | tb_node_exec 4 sh -c "mkdir -p /etc/testbed && cat > $cfg"
   tb_node_exec 4 ctr -n k8s.io images rm registry.k8s.io/kube-apiserver:v1.25.16 >/dev/null ||
     tb_die "node4: could not remove the kube-apiserver image"
+  # node5: another process listens on the kubelet's port 10250 (a listener that never answers).
+  tb_node_create 5
+  { tb_control_plane_config 5; tb_kube_proxy_config; } | tb_node_exec 5 sh -c "mkdir -p /etc/testbed && cat > $cfg"
+  tb_node_exec 5 setsid python3 -c 'import socket, time
+s = socket.socket()
+s.bind(("0.0.0.0", 10250))
+s.listen()
+time.sleep(3600)' </dev/null >"$TB_RUN/node5/port-holder.log" 2>&1 &
+  tb_poll 10 "node5: port 10250 held" tb_node_exec 5 sh -c 'ss -ltn | grep -q ":10250 "' ||
+    tb_die "node5: could not hold port 10250"
 fi
 
 # Both inits at once; HTTPProxyCIDR: see init-join-reset.sh (a Go 1.26 build artefact of upstream).
@@ -60,13 +72,16 @@ run_init 2 kubeadm &
 pid2=$!
 pid3=
 pid4=
+pid5=
 if [ -n "$bad_flag" ]; then
   run_init 3 kubeadm &
   pid3=$!
   run_init 4 kubeadm --skip-phases=preflight &
   pid4=$!
+  run_init 5 kubeadm --ignore-preflight-errors=Port-10250 &
+  pid5=$!
 fi
-wait "$pid1" "$pid2" $pid3 $pid4
+wait "$pid1" "$pid2" $pid3 $pid4 $pid5
 read -r rc1 took1 <"$TB_RUN/node1/init.rc"
 read -r rc2 took2 <"$TB_RUN/node2/init.rc"
 tb_log "kubeadm init exited: upstream $rc1 after ${took1}s, under test $rc2 after ${took2}s"
@@ -124,4 +139,16 @@ if [ -n "$bad_flag" ]; then
   [ "$rc4" = 1 ] || tb_die "node4: init exited $rc4, not 1"
   grep -q "kube-apiserver's image \"registry.k8s.io/kube-apiserver:v1.25.16\" is not in the container runtime" "$TB_RUN/node4/init.out" ||
     tb_die "node4: the diagnosis does not name the missing kube-apiserver image"
+fi
+
+if [ -n "$bad_flag" ]; then
+  read -r rc5 took5 <"$TB_RUN/node5/init.rc"
+  tb_log "node5 (the kubelet's port 10250 held by another process): init exited $rc5 after ${took5}s"
+  echo "----- node5: init's standard output (from the failure on)" >&2
+  sed -n '/^Unfortunately/,$p' "$TB_RUN/node5/init.out" >&2
+  [ "$rc5" = 1 ] || tb_die "node5: init exited $rc5, not 1"
+  grep -q "^\[kubelet-check\] It seems like the kubelet isn't running or healthy\.$" "$TB_RUN/node5/init.out" ||
+    tb_die "node5: the kubelet check did not fail: the failure was not staged"
+  grep -q "port 10250 (the kubelet's) is in use although the kubelet does not answer" "$TB_RUN/node5/init.out" ||
+    tb_die "node5: the diagnosis does not name the kubelet's port held by another process"
 fi
