@@ -10,6 +10,7 @@
 //! and upstream's error says so; a bad patch leaves the running manifests untouched.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use kubeadm_api::internal::InitConfig;
@@ -24,7 +25,9 @@ use kubeadm_testkit::fakes::{FakeCluster, FakeEtcd, started_member};
 use serde_json::{Value, json};
 
 mod common;
+mod crash;
 use common::{Captured, load_config};
+use crash::{CrashFs, CrashPoint};
 
 const NODE: &str = "node1";
 
@@ -528,9 +531,14 @@ fn upgraded(n: &Node) -> (Vec<String>, Vec<String>) {
 #[test]
 fn an_upgrade_killed_at_any_file_change_finishes_when_run_again() {
     let reference = node("v1.25.15");
-    let count = CountingFs::new(None);
-    upgrade_on(&reference, &count, 1_700_000_000).expect("uninterrupted upgrade");
-    let points = count.changes();
+    let whole = CrashPoint::new(None);
+    upgrade_on(
+        &reference,
+        &CrashFs(Arc::new(RealFs), whole.clone()),
+        1_700_000_000,
+    )
+    .expect("uninterrupted upgrade");
+    let points = whole.count.load(std::sync::atomic::Ordering::SeqCst);
     let want = upgraded(&reference);
     assert_eq!(
         want.1,
@@ -541,7 +549,8 @@ fn an_upgrade_killed_at_any_file_change_finishes_when_run_again() {
     let mut failures = Vec::new();
     for k in 0..points {
         let n = node("v1.25.15");
-        if upgrade_on(&n, &CountingFs::new(Some(k)), 1_700_000_000).is_ok() {
+        let killed = CrashFs(Arc::new(RealFs), CrashPoint::new(Some(k)));
+        if upgrade_on(&n, &killed, 1_700_000_000).is_ok() {
             failures.push(format!("crash point {k}: the killed run succeeded"));
             continue;
         }
@@ -559,75 +568,4 @@ fn an_upgrade_killed_at_any_file_change_finishes_when_run_again() {
         points - failures.len()
     );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-}
-
-/// The real file system, killed at its k-th change (every operation fails from then on).
-struct CountingFs {
-    limit: Option<usize>,
-    count: std::sync::atomic::AtomicUsize,
-}
-
-impl CountingFs {
-    fn new(limit: Option<usize>) -> Self {
-        CountingFs {
-            limit,
-            count: Default::default(),
-        }
-    }
-    fn changes(&self) -> usize {
-        self.count.load(std::sync::atomic::Ordering::SeqCst)
-    }
-    fn dead(&self) -> bool {
-        self.limit.is_some_and(|l| self.changes() > l)
-    }
-    fn change<T>(&self, op: impl FnOnce() -> std::io::Result<T>) -> std::io::Result<T> {
-        let n = self.count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        if self.limit.is_some_and(|l| n >= l) {
-            return Err(std::io::Error::other("simulated crash"));
-        }
-        op()
-    }
-    fn look<T>(&self, op: impl FnOnce() -> std::io::Result<T>) -> std::io::Result<T> {
-        if self.dead() {
-            Err(std::io::Error::other("simulated crash"))
-        } else {
-            op()
-        }
-    }
-}
-
-impl kubeadm_effects::fs::Fs for CountingFs {
-    fn read(&self, p: &Path) -> std::io::Result<Vec<u8>> {
-        self.look(|| RealFs.read(p))
-    }
-    fn write(&self, p: &Path, c: &[u8], m: u32) -> std::io::Result<()> {
-        self.change(|| RealFs.write(p, c, m))
-    }
-    fn exists(&self, p: &Path) -> bool {
-        !self.dead() && RealFs.exists(p)
-    }
-    fn create_dir_all(&self, p: &Path, m: u32) -> std::io::Result<()> {
-        self.change(|| RealFs.create_dir_all(p, m))
-    }
-    fn remove_file(&self, p: &Path) -> std::io::Result<()> {
-        self.change(|| RealFs.remove_file(p))
-    }
-    fn list_dir(&self, p: &Path) -> std::io::Result<Vec<String>> {
-        self.look(|| RealFs.list_dir(p))
-    }
-    fn remove_all(&self, p: &Path) -> std::io::Result<()> {
-        self.change(|| RealFs.remove_all(p))
-    }
-    fn canonicalize(&self, p: &Path) -> std::io::Result<PathBuf> {
-        self.look(|| RealFs.canonicalize(p))
-    }
-    fn unmount(&self, p: &Path) -> std::io::Result<()> {
-        self.change(|| RealFs.unmount(p))
-    }
-    fn rename(&self, from: &Path, to: &Path) -> std::io::Result<()> {
-        self.change(|| RealFs.rename(from, to))
-    }
-    fn copy_dir(&self, from: &Path, to: &Path) -> std::io::Result<()> {
-        self.change(|| RealFs.copy_dir(from, to))
-    }
 }
