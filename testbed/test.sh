@@ -15,14 +15,23 @@ check() {
   local name=$1
   shift
   echo "=== testbed: $name" >&2
-  if "$@"; then
+  # What the check printed on standard error is kept too, so that the summary at the end (the part
+  # of a long log one reads first, or the only one kept) names the reason of each failure, not only
+  # the check: its first FAIL line and the six lines before it.
+  local err
+  err=$(mktemp)
+  if { "$@" 2>&1 1>&3 3>&- | tee "$err" >&2; } 3>&1; then
     passed=$((passed + 1))
   else
     failed=$((failed + 1))
+    local why
+    why=$(grep -a -m 1 -B 6 '^\[testbed [0-9:]*\] FAIL: ' "$err" | cut -c 1-300 | sed 's/^/    /')
     failures="$failures
-  FAILED: $name"
+  FAILED: $name${why:+
+$why}"
     echo "=== testbed: $name FAILED" >&2
   fi
+  rm -f "$err"
 }
 # files_same A B: the files under A and B are the same, but for the order of the members in etcd's
 # --initial-cluster: kubeadm writes them in the order etcd lists them, which is by member ID, random
@@ -115,6 +124,10 @@ if [ ${#args[@]} = 0 ]; then
     # Byte for byte and mode: the manifests (etcd's with its --initial-cluster, as a set) and the
     # kubelet's files our control-plane and worker joins wrote, against upstream's on the same nodes.
     check "ha: our joins wrote upstream's manifests and kubelet files" files_same "$ha_files/upstream" "$ha_files/ours"
+    # The CIS benchmark's file checks on what the joins left (modes and owners under /etc/kubernetes,
+    # etcd's data folder, the kubelet's files): ours fail only what upstream's fail by design.
+    check "ha: the joins' files pass the CIS file checks upstream's pass" \
+      python3 "$here/lib/cis_modes.py" "$ha_files/upstream" "$ha_files/ours"
     # upgrade: upstream's init and join, then every upgrade command ours (diff, node --dry-run,
     # apply, node on the worker, and the failing apply rolled back, with a 60 s wait per component
     # instead of upstream's 5 minutes); the API objects and files it leaves must be the reference
