@@ -161,6 +161,31 @@ fn chain(error: &(dyn std::error::Error + 'static), dial: &str) -> String {
     parts.join(": ")
 }
 
+/// When `error` (or one of its causes) is the server's certificate failing verification: what Go's
+/// TLS stack says of it (`tls: failed to verify certificate: x509: certificate signed by unknown
+/// authority`), rustls' words where Go's need more than rustls keeps.
+pub(crate) fn certificate_rejected(error: &(dyn std::error::Error + 'static)) -> Option<String> {
+    use rustls::CertificateError as C;
+    let mut next = Some(error);
+    while let Some(e) = next {
+        if let Some(rustls::Error::InvalidCertificate(c)) = rustls_error(e) {
+            let words = match c {
+                C::UnknownIssuer => "x509: certificate signed by unknown authority".to_string(),
+                C::Expired | C::ExpiredContext { .. } | C::NotValidYet | C::NotValidYetContext { .. } => {
+                    "x509: certificate has expired or is not yet valid".to_string()
+                }
+                C::NotValidForName | C::NotValidForNameContext { .. } => {
+                    "x509: certificate is not valid for the server's name".to_string()
+                }
+                other => format!("x509: {other}"),
+            };
+            return Some(format!("tls: failed to verify certificate: {words}"));
+        }
+        next = e.source();
+    }
+    None
+}
+
 /// The rustls error `error` is or wraps in (nested) `io::Error`s, whose `source` skips it.
 fn rustls_error<'a>(error: &'a (dyn std::error::Error + 'static)) -> Option<&'a rustls::Error> {
     let mut current = error;

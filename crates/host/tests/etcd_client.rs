@@ -82,6 +82,22 @@ fn lists_members_syncs_endpoints_and_reports_refusals() {
     assert_eq!(db[16..20], 0xED0C_DAEDu32.to_le_bytes(), "not a bbolt database");
     assert!(client.snapshot(&dead).is_err());
 
+    // TLS verification is on: a server certificate the given CA did not sign (the kubernetes CA
+    // is given, etcd's signed it) is refused, whatever the client certificate.
+    let untrusting = EtcdClient::connect_with(
+        std::slice::from_ref(&url),
+        &k8s_pki.join("ca.crt"),
+        &pki.join("healthcheck-client.crt"),
+        &pki.join("healthcheck-client.key"),
+        quick,
+    );
+    let refusal = match untrusting.map(|c| c.list_members()) {
+        Ok(Ok(members)) => panic!("etcd answered a client that does not trust it: {members:?}"),
+        Ok(Err(e)) => e.to_string(),
+        Err(e) => e.to_string(),
+    };
+    assert!(refusal.contains("certificate: UnknownIssuer"), "{refusal}");
+
     // A missing file is named.
     let missing = EtcdClient::connect(
         std::slice::from_ref(&url),

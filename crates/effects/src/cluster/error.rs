@@ -54,6 +54,16 @@ pub enum ClusterError {
         /// What the transport said.
         message: String,
     },
+    /// The API server answered with a certificate that failed verification (a CA the
+    /// kubeconfig does not trust, a name the certificate does not hold, expired): no request was
+    /// sent. TLS verification is never switched off to get past it.
+    #[error("{call}: the API server's certificate was refused: {message}")]
+    Untrusted {
+        /// The call.
+        call: Box<Call>,
+        /// The server and what verification said, in Go's words.
+        message: String,
+    },
     /// Any other error status (401, 429, 500, 504…).
     #[error("{message}")]
     Api {
@@ -136,6 +146,7 @@ impl ClusterError {
             | ClusterError::Invalid { call, .. }
             | ClusterError::Forbidden { call, .. }
             | ClusterError::Unavailable { call, .. }
+            | ClusterError::Untrusted { call, .. }
             | ClusterError::Api { call, .. }
             | ClusterError::Client { call, .. } => Some(&**call),
             _ => None,
@@ -161,6 +172,10 @@ impl ClusterError {
     /// Whether the API server could not be reached.
     pub fn is_unavailable(&self) -> bool {
         matches!(self.root(), ClusterError::Unavailable { .. })
+    }
+    /// Whether the API server's certificate failed verification.
+    pub fn is_untrusted(&self) -> bool {
+        matches!(self.root(), ClusterError::Untrusted { .. })
     }
 
     /// The error the API server gives for a missing object, with its message

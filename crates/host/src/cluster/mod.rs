@@ -172,10 +172,18 @@ impl KubeCluster {
             kube::Error::Api(status) => {
                 ClusterError::from_status(call.clone(), status.code, &status.reason, &status.message)
             }
-            e @ (kube::Error::HyperError(_) | kube::Error::Service(_)) => ClusterError::Unavailable {
-                call: Box::new(call.clone()),
-                message: format!("{}: {}", self.url(call), chain(&e)),
-            },
+            e @ (kube::Error::HyperError(_) | kube::Error::Service(_)) => {
+                match crate::https::certificate_rejected(&e) {
+                    Some(why) => ClusterError::Untrusted {
+                        call: Box::new(call.clone()),
+                        message: format!("{}: {why}", self.url(call)),
+                    },
+                    None => ClusterError::Unavailable {
+                        call: Box::new(call.clone()),
+                        message: format!("{}: {}", self.url(call), chain(&e)),
+                    },
+                }
+            }
             other => ClusterError::Client {
                 call: Box::new(call.clone()),
                 message: chain(&other),
@@ -396,7 +404,11 @@ impl Cluster for KubeCluster {
         let client = self.client.clone();
         match self.run(&call, async move { client.request_text(request).await }) {
             Ok(body) => Ok(body.trim() == "ok"),
-            Err(e @ (ClusterError::Unavailable { .. } | ClusterError::Client { .. })) => Err(e),
+            Err(
+                e @ (ClusterError::Unavailable { .. }
+                | ClusterError::Untrusted { .. }
+                | ClusterError::Client { .. }),
+            ) => Err(e),
             // An error status: up, not healthy yet.
             Err(_) => Ok(false),
         }
