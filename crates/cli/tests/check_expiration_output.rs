@@ -200,9 +200,13 @@ const CONFIG: &str = "apiVersion: kubeadm.k8s.io/v1beta3\nkind: InitConfiguratio
 /// The text table's EXTERNALLY MANAGED column by name (`None` on a `!MISSING!` line).
 fn text_external(root: &str) -> Vec<(String, Option<bool>)> {
     let text = kubeadm(&["--rootfs", root, "certs", "check-expiration"]);
-    // With admin.conf there, the text starts with upstream's fallback line (the cluster cannot be
-    // reached), which the JSON and YAML outputs leave out, as upstream's printers do.
-    assert!(text.starts_with("[check-expiration] Error reading configuration from the Cluster."));
+    // With admin.conf there, the text starts as upstream's does when the cluster cannot be read:
+    // its attempt, then its fallback line; the JSON and YAML outputs leave them out.
+    assert!(
+        text.starts_with("[check-expiration] Reading configuration from the cluster...\n")
+            && text.contains("\n[check-expiration] Error reading configuration from the Cluster. Falling back to default configuration\n\n"),
+        "{text}"
+    );
     text.lines()
         .filter(|l| !l.is_empty() && !l.starts_with("CERTIFICATE") && !l.starts_with('['))
         .map(|l| match l.strip_prefix("!MISSING! ") {

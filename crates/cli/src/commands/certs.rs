@@ -20,6 +20,7 @@ use kubeadm_core::pki::{
     expiration_entries, expiration_info, issue_csr, render_expiration_table,
 };
 use kubeadm_effects::fs::Fs;
+use kubeadm_effects::report::Reporter as _;
 use kubeadm_host::fs::RealFs;
 use kubeadm_host::keygen::AwsLcKeyGen;
 use kubeadm_phases::renewal::{
@@ -43,10 +44,13 @@ fn read_text(path: &Path) -> Option<String> {
     kubeadm_phases::init::pki::read_text(&RealFs, path)
 }
 
-/// Upstream's `getInternalCfg`: the config file, else defaults. Without a config file upstream
-/// first tries to fetch the configuration from the cluster named by `--kubeconfig`; kubeadm-rs has
-/// no API client here, so when that file is there it reports the fallback upstream prints when the
-/// cluster cannot be reached (unless `quiet`: upstream's JSON and YAML printers drop such lines).
+/// Upstream's `getInternalCfg`: without a config file, the configuration of the cluster the
+/// `--kubeconfig` names when a client can be made from it (with `--cert-dir` kept, as upstream
+/// overrides the fetched `certificatesDir` with the flag, which always has a value); when the
+/// cluster cannot be read, upstream's fallback line and the defaults; else the config file or the
+/// defaults. What the cluster's configuration changes here is chiefly external etcd: its
+/// certificates are neither listed nor renewed. `quiet` (`-o json|yaml`, beyond upstream) keeps
+/// the progress lines off standard output.
 fn internal_cfg(
     inv: &Invocation<'_>,
     prefix: &str,
@@ -54,25 +58,74 @@ fn internal_cfg(
     out: &mut Output,
 ) -> Result<InitConfig, CommandError> {
     let config_path = inv.flags.string("config");
-    if config_path.is_empty() && !quiet {
+    let cert_dir = inv.flags.string("cert-dir");
+    if config_path.is_empty() {
         let kubeconfig = inv.flags.string("kubeconfig");
-        let loads = read_text(Path::new(&kubeconfig))
-            .and_then(|t| kubeadm_yaml::parse_documents(&t).ok())
-            .and_then(|d| d.into_iter().next())
-            .is_some_and(|d| d.value.get("current-context").is_some());
-        if loads {
-            out.push_str(&format!(
-                "[{prefix}] Error reading configuration from the Cluster. Falling back to default configuration\n\n"
+        if let Ok(client) = kubeadm_host::cluster::KubeCluster::from_kubeconfig(Path::new(&kubeconfig)) {
+            let mut say = |text: &str| {
+                if !quiet {
+                    out.push_str(text);
+                }
+            };
+            say(&format!("[{prefix}] Reading configuration from the cluster...\n"));
+            say(&format!(
+                "[{prefix}] FYI: You can look at this config file with 'kubectl -n kube-system get cm kubeadm-config -o yaml'\n"
             ));
+            match fetch_from_cluster(inv, &client) {
+                Ok(mut cfg) => {
+                    say("\n");
+                    if !cert_dir.is_empty() {
+                        cfg.cluster.certificates_dir = cert_dir;
+                    }
+                    return Ok(cfg);
+                }
+                Err(e) => {
+                    reporter(inv).info(1, "certs.go", &format!("[{prefix}] {e}"));
+                    say(&format!(
+                        "[{prefix}] Error reading configuration from the Cluster. Falling back to default configuration\n\n"
+                    ));
+                }
+            }
         }
     }
     let cluster = ClusterConfiguration {
         kubernetes_version: kubeadm_api::version::CURRENT_KUBERNETES_VERSION.to_string(),
-        certificates_dir: inv.flags.string("cert-dir"),
+        certificates_dir: cert_dir,
         ..Default::default()
     };
     let cfg = load_or_default_init(&host_facts::gather(), &config_path, cluster, "")?;
     log_warnings(&reporter(inv), &cfg.warnings);
+    Ok(cfg)
+}
+
+/// Upstream's `FetchInitConfigurationFromCluster` as `getInternalCfg` calls it: the node's own
+/// registration and API endpoint read too (this is a node of the cluster), the kubelet's and
+/// kube-proxy's configurations from their ConfigMaps; their warnings logged.
+fn fetch_from_cluster(
+    inv: &Invocation<'_>,
+    client: &kubeadm_host::cluster::KubeCluster,
+) -> Result<InitConfig, kubeadm_phases::reset::cluster::FetchConfigError> {
+    let rep = reporter(inv);
+    let host = host_facts::gather();
+    // Defaulting fills a bootstrap token nothing here uses; it must still be a valid one.
+    let mut token = || kubeadm_api::v1beta3::BootstrapTokenString::generate(rand::random::<u8>);
+    let mut inputs = kubeadm_api::dynamic::DynamicInputs {
+        host: &host,
+        new_token: &mut token,
+        fetch_version: &kubeadm_api::version::offline,
+    };
+    let mut warnings = Vec::new();
+    let fetched = kubeadm_phases::reset::cluster::fetch_init_config_with_components(
+        client,
+        &RealFs,
+        &kubeadm_core::layout::Layout::default().kubelet_conf(),
+        &mut inputs,
+        &mut warnings,
+        "",
+    );
+    kubeadm_phases::config_from_cluster::log_config_warnings(&rep, &warnings);
+    let cfg = fetched?;
+    kubeadm_phases::config_from_cluster::log_config_warnings(&rep, &cfg.warnings);
     Ok(cfg)
 }
 
