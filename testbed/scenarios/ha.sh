@@ -154,6 +154,12 @@ if [ -n "${TB_HA_FILES:-}" ]; then
       tb_node_exec "$n" sh -c "test ! -f $f || { stat -c %a $f && cat $f; }" >"$TB_HA_FILES/node$n/${f##*/}" ||
         fail "node$n: cannot read $f"
     done
+    # Mode and owner of everything the join left under /etc/kubernetes, of etcd's data folder and
+    # of the kubelet's files from kubeadm, for the CIS file checks and upstream's modes (test.sh).
+    # shellcheck disable=SC2016 # expanded on the node
+    tb_node_exec "$n" sh -c 'for p in /var/lib/etcd /var/lib/kubelet/config.yaml /var/lib/kubelet/kubeadm-flags.env; do
+        [ ! -e "$p" ] || stat -c "%a %U:%G %n" "$p"; done; find /etc/kubernetes -exec stat -c "%a %U:%G %n" {} +' |
+      sort -k 3 >"$TB_HA_FILES/node$n/tree" || fail "node$n: cannot list its files"
   done
 fi
 tb_poll 60 "etcd (asked on node1): node1, node2, node3 started voting members" tb_etcd_members_are 1 1 2 3 ||
