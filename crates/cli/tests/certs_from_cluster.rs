@@ -11,7 +11,6 @@
 
 use std::path::{Path, PathBuf};
 
-use base64::Engine as _;
 use kubeadm_testkit::apiserver::{ApiServer, InitConfig};
 use kubeadm_testkit::oracle::{Run, diff, run, upstream_kubeadm};
 use kubeadm_testkit::rootfs::{init_phase, is_root};
@@ -29,12 +28,6 @@ const EXTERNAL_ETCD: &str = "etcd:
     certFile: /etc/kubernetes/pki/apiserver-etcd-client.crt
     keyFile: /etc/kubernetes/pki/apiserver-etcd-client.key
 ";
-
-fn create(server: &ApiServer, name: &str, json: &str) {
-    let path = server.root().join(name);
-    std::fs::write(&path, json).expect("write object");
-    server.kubectl(&["create", "-f", &path.to_string_lossy()]);
-}
 
 /// A copy of the control plane's `/etc/kubernetes` under a new root.
 fn copy_root(from: &Path) -> tempfile::TempDir {
@@ -91,29 +84,12 @@ fn check_expiration_and_renew_read_the_clusters_configuration_as_upstream() {
     init_phase(&up, &root, &["kubeconfig", "kubelet"], "/init.yaml");
     server.create_node(NODE, serde_json::json!({}));
     init_phase(&up, &root, &["upload-config", "all"], "/init.yaml");
-    create(
-        &server,
-        "apiserver-pod.json",
-        &format!(
-            r#"{{"apiVersion":"v1","kind":"Pod","metadata":{{"name":"kube-apiserver-{NODE}","namespace":"kube-system",
-"labels":{{"component":"kube-apiserver","tier":"control-plane"}},
-"annotations":{{"kubernetes.io/config.mirror":"0123456789abcdef","kubernetes.io/config.source":"file",
-"kubeadm.kubernetes.io/kube-apiserver.advertise-address.endpoint":"10.254.254.254:{port}"}}}},
-"spec":{{"nodeName":"{NODE}","containers":[{{"name":"kube-apiserver","image":"registry.k8s.io/kube-apiserver:v1.25.16"}}]}}}}"#
-        ),
-    );
-    // admin.conf trusting another CA (the front proxy's).
-    let admin = std::fs::read_to_string(root.join("etc/kubernetes/admin.conf")).expect("admin.conf");
-    let other_ca = std::fs::read(root.join("etc/kubernetes/pki/front-proxy-ca.crt")).expect("CA");
-    let other_ca = base64::engine::general_purpose::STANDARD.encode(other_ca);
-    let untrusting: String = admin
-        .lines()
-        .map(|l| match l.split_once("certificate-authority-data: ") {
-            Some((indent, _)) => format!("{indent}certificate-authority-data: {other_ca}\n"),
-            None => format!("{l}\n"),
-        })
-        .collect();
-    std::fs::write(root.join("etc/kubernetes/untrusting.conf"), untrusting).expect("kubeconfig");
+    server.create_apiserver_mirror_pod(NODE, "registry.k8s.io/kube-apiserver:v1.25.16");
+    std::fs::write(
+        root.join("etc/kubernetes/untrusting.conf"),
+        server.untrusting_kubeconfig(),
+    )
+    .expect("kubeconfig");
 
     // check-expiration reads the files only: both run on the same root.
     let (theirs, mine) = both(&root, &root, &["certs", "check-expiration"]);

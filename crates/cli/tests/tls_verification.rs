@@ -14,7 +14,6 @@
 
 use std::path::{Path, PathBuf};
 
-use base64::Engine as _;
 use kubeadm_testkit::apiserver::ApiServer;
 use kubeadm_testkit::oracle::{Run, run, upstream_kubeadm};
 
@@ -133,19 +132,6 @@ fn only_the_listed_places_weaken_tls_verification() {
     );
 }
 
-/// `admin.conf` with another CA (the front proxy's) in place of the cluster's.
-fn untrusting(kubeconfig: &str, root: &Path) -> String {
-    let other_ca = std::fs::read(root.join("etc/kubernetes/pki/front-proxy-ca.crt")).expect("CA");
-    let other_ca = base64::engine::general_purpose::STANDARD.encode(other_ca);
-    kubeconfig
-        .lines()
-        .map(|l| match l.split_once("certificate-authority-data: ") {
-            Some((indent, _)) => format!("{indent}certificate-authority-data: {other_ca}\n"),
-            None => format!("{l}\n"),
-        })
-        .collect()
-}
-
 const REFUSAL: &str = "x509: certificate signed by unknown authority";
 
 #[test]
@@ -157,7 +143,7 @@ fn commands_reading_the_cluster_refuse_a_server_their_kubeconfig_does_not_trust(
     let trusting = dir.path().join("trusting.conf");
     let wrong = dir.path().join("untrusting.conf");
     std::fs::write(&trusting, &admin).expect("write");
-    std::fs::write(&wrong, untrusting(&admin, &server.root())).expect("write");
+    std::fs::write(&wrong, server.untrusting_kubeconfig()).expect("write");
     let (trusting, wrong) = (
         trusting.to_string_lossy().into_owned(),
         wrong.to_string_lossy().into_owned(),

@@ -518,12 +518,6 @@ fn config_errors_follow_the_project_rules() {
     check(problems, files.len(), 8);
 }
 
-fn apply_json(server: &ApiServer, name: &str, json: &str) {
-    let path = server.root().join(name);
-    std::fs::write(&path, json).expect("write object");
-    server.kubectl(&["create", "-f", &path.to_string_lossy()]);
-}
-
 fn cluster_config(port: u16, version: &str, cluster_extra: &str) -> String {
     InitConfig {
         node: NODE,
@@ -558,17 +552,7 @@ fn diff_from_cluster_matches_upstream() {
     }
     server.create_node(NODE, serde_json::json!({}));
     init_phase(&upstream, &root, &["upload-config", "all"], "/init.yaml");
-    apply_json(
-        &server,
-        "apiserver-pod.json",
-        &format!(
-            r#"{{"apiVersion":"v1","kind":"Pod","metadata":{{"name":"kube-apiserver-{NODE}","namespace":"kube-system",
-"labels":{{"component":"kube-apiserver","tier":"control-plane"}},
-"annotations":{{"kubernetes.io/config.mirror":"0123456789abcdef","kubernetes.io/config.source":"file",
-"kubeadm.kubernetes.io/kube-apiserver.advertise-address.endpoint":"10.254.254.254:{port}"}}}},
-"spec":{{"nodeName":"{NODE}","containers":[{{"name":"kube-apiserver","image":"k8s.gcr.io/kube-apiserver:v1.24.3"}}]}}}}"#
-        ),
-    );
+    server.create_apiserver_mirror_pod(NODE, "k8s.gcr.io/kube-apiserver:v1.24.3");
 
     let mut problems = Vec::new();
     let mut cases = 0;

@@ -64,6 +64,9 @@ pub struct ServiceState {
     pub enabled: bool,
     /// Running or starting (systemd: `systemctl is-active` prints `active` or `activating`).
     pub active: bool,
+    /// How often the init system restarted it since it was last started by hand (systemd:
+    /// `NRestarts`); `None` where the init system does not count.
+    pub restarts: Option<u32>,
 }
 
 /// The proxy settings of the environment, resolved as Go's `httpproxy.FromEnvironment` does: the upper
@@ -150,4 +153,7 @@ pub trait HostProbe: fmt::Debug {
     /// The last `lines` lines the init system keeps of a service's log (systemd's journal:
     /// `journalctl -u <service> -n <lines>`), oldest first; the error text when there is none.
     fn service_log(&self, service: &str, lines: usize) -> Result<Vec<String>, String>;
+
+    /// The addresses of this host's network interfaces (the error text when they cannot be read).
+    fn local_addresses(&self) -> Result<Vec<std::net::IpAddr>, String>;
 }

@@ -259,6 +259,8 @@ impl HostProbe for RealHostProbe {
                 enabled: command_stdout("systemctl", &["is-enabled", name]).is_some_and(|(ok, _, _)| ok),
                 active: command_stdout("systemctl", &["is-active", name])
                     .is_some_and(|(_, out, _)| matches!(out.trim(), "active" | "activating")),
+                restarts: command_stdout("systemctl", &["show", "--property=NRestarts", "--value", name])
+                    .and_then(|(ok, out, _)| if ok { out.trim().parse().ok() } else { None }),
             },
             InitSystemKind::OpenRc => {
                 let status = command_stdout("rc-service", &[name, "status"])
@@ -269,6 +271,7 @@ impl HostProbe for RealHostProbe {
                     enabled: command_stdout("rc-update", &["show", "default"])
                         .is_some_and(|(_, out, _)| out.contains(name)),
                     active: !status.contains("stopped") && !status.contains("does not exist"),
+                    restarts: None,
                 }
             }
         }
@@ -295,6 +298,12 @@ impl HostProbe for RealHostProbe {
             no_proxy: env_any(&["NO_PROXY", "no_proxy"]),
             cgi: std::env::var_os("REQUEST_METHOD").is_some_and(|v| !v.is_empty()),
         }
+    }
+
+    fn local_addresses(&self) -> Result<Vec<std::net::IpAddr>, String> {
+        crate::probe::interfaces()
+            .map(|list| list.into_iter().flat_map(|i| i.addresses).collect())
+            .map_err(|e| e.to_string())
     }
 
     fn http_get(&self, url: &str) -> Result<u16, String> {

@@ -4,7 +4,6 @@
 
 use std::sync::Mutex;
 
-use base64::Engine as _;
 use std::time::Duration;
 
 use kubeadm_api::timestamp::Time;
@@ -379,16 +378,7 @@ fn a_killed_api_server_gives_unavailable_naming_the_call() {
         .expect("up");
 
     // TLS verification is on: the same kubeconfig trusting another CA gets no answer.
-    let admin = std::fs::read_to_string(server.kubeconfig()).expect("admin.conf");
-    let other_ca = std::fs::read(server.root().join("etc/kubernetes/pki/front-proxy-ca.crt")).expect("ca");
-    let other_ca = base64::engine::general_purpose::STANDARD.encode(other_ca);
-    let wrong: String = admin
-        .lines()
-        .map(|l| match l.split_once("certificate-authority-data: ") {
-            Some((indent, _)) => format!("{indent}certificate-authority-data: {other_ca}\n"),
-            None => format!("{l}\n"),
-        })
-        .collect();
+    let wrong = server.untrusting_kubeconfig();
     let dir = tempfile::tempdir().expect("temp dir");
     let wrong_path = dir.path().join("wrong-ca.conf");
     std::fs::write(&wrong_path, wrong).expect("write kubeconfig");

@@ -85,13 +85,20 @@ pub(crate) fn kubelet(host: &KubeletHost<'_>) -> Vec<Finding> {
                     "the kubelet service does not exist: install the kubelet package (and kubeadm's drop-in for it)".to_string(),
                 ));
             } else if !state.active {
-                out.push(Finding::fact(
-                    "the kubelet service is not active: see 'systemctl status kubelet' and 'journalctl -xeu kubelet'".to_string(),
-                ));
+                let restarted = match state.restarts {
+                    Some(n) if n > 0 => format!(" (restarted {n} times before it stopped)"),
+                    _ => String::new(),
+                };
+                out.push(Finding::fact(format!(
+                    "the kubelet service is not active{restarted}: see 'systemctl status kubelet' and 'journalctl -xeu kubelet'"
+                )));
             } else if !healthy {
-                out.push(Finding::fact(
-                    "the kubelet service is active but the kubelet is not healthy: it may be restarting in a loop; see 'journalctl -xeu kubelet'".to_string(),
-                ));
+                out.push(Finding::fact(match state.restarts {
+                    Some(n) if n > 0 => format!(
+                        "the kubelet service is active but the kubelet is not healthy: it was restarted {n} times, so it exits soon after it starts; see 'journalctl -xeu kubelet'"
+                    ),
+                    _ => "the kubelet service is active but the kubelet is not healthy: it may be restarting in a loop; see 'journalctl -xeu kubelet'".to_string(),
+                }));
             }
         }
     }
@@ -103,6 +110,9 @@ pub(crate) fn kubelet(host: &KubeletHost<'_>) -> Vec<Finding> {
             .and_then(|log| fatal_line(&log))
     {
         out.push(Finding::fact(format!("the kubelet's log says: {line}")));
+    }
+    if let Some(f) = node_ip(host) {
+        out.push(f);
     }
     if let Some(f) = sandbox_image(host.runtime) {
         out.push(f);
@@ -116,6 +126,43 @@ pub(crate) fn kubelet(host: &KubeletHost<'_>) -> Vec<Finding> {
         }
     }
     out
+}
+
+/// The kubelet's `--node-ip` (from `kubeadm-flags.env`, where kubeadm writes
+/// `nodeRegistration.kubeletExtraArgs`) naming an address no interface of this host has: the
+/// kubelet then cannot set the Node's addresses (its status updates fail).
+fn node_ip(host: &KubeletHost<'_>) -> Option<Finding> {
+    let flags = host.fs.read(&host.kubelet_dir.join("kubeadm-flags.env")).ok()?;
+    let flags = String::from_utf8_lossy(&flags);
+    let value = flags
+        .split(|c: char| c.is_whitespace() || c == '"')
+        .find_map(|word| word.strip_prefix("--node-ip="))?;
+    let local = host.probe.local_addresses().ok()?;
+    let foreign: Vec<&str> = value
+        .split(',')
+        .filter(|a| {
+            a.parse::<std::net::IpAddr>()
+                .is_ok_and(|ip| !ip.is_unspecified() && !local.contains(&ip))
+        })
+        .collect();
+    if foreign.is_empty() {
+        return None;
+    }
+    let mut have: Vec<String> = local
+        .iter()
+        .filter(|ip| !ip.is_loopback())
+        .map(ToString::to_string)
+        .collect();
+    have.dedup();
+    Some(Finding::fact(format!(
+        "the kubelet's --node-ip {} (kubeadm-flags.env, from nodeRegistration.kubeletExtraArgs) is not an address of this host ({}): the kubelet cannot set the node's addresses; name one this host has",
+        foreign.join(","),
+        if have.is_empty() {
+            "it has none but loopback".to_string()
+        } else {
+            format!("it has {}", have.join(", "))
+        }
+    )))
 }
 
 /// The last line of a kubelet's log that reads as why it stopped: klog's `command failed` or

@@ -3,6 +3,7 @@ use std::path::Path;
 
 use kubeadm_effects::cri::{CriCall, CriError, Image, PodSandbox, RuntimeStatus, RuntimeVersion};
 use kubeadm_effects::fs::{DryRunFs, Fs};
+use kubeadm_effects::host_probe::ServiceState;
 use kubeadm_testkit::fakes::{FakeCluster, FakeHost};
 
 use super::*;
@@ -542,4 +543,92 @@ fn the_kubelets_fatal_log_line_is_quoted() {
     healthy.http.insert(HEALTHZ_URL.to_string(), Ok(200));
     let found = kubelet_findings(&healthy, &Containerd::default(), CGROUPFS);
     assert!(!found.iter().any(|f| f.text.contains("log says")), "{found:#?}");
+}
+
+fn findings_with_files(host: &FakeHost, file_list: &[(&str, &str)]) -> Vec<String> {
+    let fs = files(file_list);
+    kubelet(&KubeletHost {
+        probe: host,
+        runtime: &Containerd::default(),
+        fs: &fs,
+        kubelet_dir: Path::new("/var/lib/kubelet"),
+    })
+    .into_iter()
+    .map(|f| f.text)
+    .collect()
+}
+
+/// systemd's restart count says the kubelet exits at start, running or given up on.
+#[test]
+fn the_kubelets_restarts_are_counted() {
+    let mut host = FakeHost::default();
+    let state = |active, restarts| ServiceState {
+        exists: true,
+        enabled: true,
+        active,
+        restarts,
+    };
+    host.services.insert("kubelet".into(), state(true, Some(7)));
+    let found = findings_with_files(&host, &[]);
+    assert!(
+        found
+            .iter()
+            .any(|f| f.contains("it was restarted 7 times, so it exits soon after it starts")),
+        "{found:#?}"
+    );
+    host.services.insert("kubelet".into(), state(false, Some(3)));
+    let found = findings_with_files(&host, &[]);
+    assert!(
+        found.iter().any(|f| f.starts_with("the kubelet service is not active (restarted 3 times before it stopped)")),
+        "{found:#?}"
+    );
+    // No count (OpenRC), or none yet: nothing said of restarts.
+    for restarts in [None, Some(0)] {
+        host.services.insert("kubelet".into(), state(true, restarts));
+        let found = findings_with_files(&host, &[]);
+        assert!(!found.iter().any(|f| f.contains("restarted")), "{found:#?}");
+        assert!(
+            found.iter().any(|f| f.contains("it may be restarting in a loop")),
+            "{found:#?}"
+        );
+    }
+}
+
+/// A `--node-ip` that is not an address of this host is named, with the host's own; one that is
+/// (or the unspecified address) says nothing.
+#[test]
+fn a_node_ip_this_host_does_not_have_is_named() {
+    let host = FakeHost::default();
+    let flags = |ips: &str| {
+        format!(
+            "KUBELET_KUBEADM_ARGS=\"--container-runtime=remote --node-ip={ips} --pod-infra-container-image=registry.k8s.io/pause:3.8\"\n"
+        )
+    };
+    let about = |ips: &str| -> Vec<String> {
+        findings_with_files(&host, &[("/var/lib/kubelet/kubeadm-flags.env", &flags(ips))])
+            .into_iter()
+            .filter(|f| f.contains("--node-ip"))
+            .collect()
+    };
+    assert_eq!(
+        about("192.0.2.7"),
+        [
+            "the kubelet's --node-ip 192.0.2.7 (kubeadm-flags.env, from nodeRegistration.kubeletExtraArgs) is not an address of this host (it has 10.0.0.1): the kubelet cannot set the node's addresses; name one this host has"
+        ]
+    );
+    // Dual stack: only the foreign one.
+    let dual = about("10.0.0.1,fd00::9");
+    assert!(
+        dual.len() == 1 && dual[0].starts_with("the kubelet's --node-ip fd00::9 "),
+        "{dual:#?}"
+    );
+    for fine in ["10.0.0.1", "0.0.0.0", "10.0.0.1,::1"] {
+        assert!(about(fine).is_empty(), "{fine}: {:#?}", about(fine));
+    }
+    // No flags file, no flag: nothing.
+    assert!(
+        !findings_with_files(&host, &[])
+            .iter()
+            .any(|f| f.contains("--node-ip"))
+    );
 }

@@ -401,6 +401,7 @@ fn every_check_passes_warns_or_fails_in_upstream_words() {
                         exists: true,
                         enabled: false,
                         active: false,
+                        restarts: None,
                     },
                 );
             },
@@ -443,6 +444,7 @@ fn every_check_passes_warns_or_fails_in_upstream_words() {
                         exists: true,
                         enabled: false,
                         active: true,
+                        restarts: None,
                     },
                 );
             },
@@ -476,6 +478,7 @@ fn every_check_passes_warns_or_fails_in_upstream_words() {
                         exists: true,
                         enabled: true,
                         active: true,
+                        restarts: None,
                     },
                 );
             },

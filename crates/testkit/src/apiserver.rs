@@ -184,6 +184,47 @@ impl ApiServer {
         self.root().join("etc/kubernetes/admin.conf")
     }
 
+    /// `admin.conf` trusting another CA (the front proxy's) instead of the cluster's: a client
+    /// made from it must refuse the server's certificate.
+    pub fn untrusting_kubeconfig(&self) -> String {
+        use base64::Engine as _;
+        let admin = fs::read_to_string(self.kubeconfig()).expect("admin.conf");
+        let other_ca = fs::read(self.root().join("etc/kubernetes/pki/front-proxy-ca.crt")).expect("CA");
+        let other_ca = base64::engine::general_purpose::STANDARD.encode(other_ca);
+        admin
+            .lines()
+            .map(|l| match l.split_once("certificate-authority-data: ") {
+                Some((indent, _)) => format!("{indent}certificate-authority-data: {other_ca}\n"),
+                None => format!("{l}\n"),
+            })
+            .collect()
+    }
+
+    /// Creates the kube-apiserver mirror Pod of `node` as the kubelet leaves it for a static
+    /// Pod (its advertise-address annotation naming this server's port), with `image`.
+    pub fn create_apiserver_mirror_pod(&self, node: &str, image: &str) {
+        let port = self.port;
+        let pod = serde_json::json!({
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "name": format!("kube-apiserver-{node}"),
+                "namespace": "kube-system",
+                "labels": {"component": "kube-apiserver", "tier": "control-plane"},
+                "annotations": {
+                    "kubernetes.io/config.mirror": "0123456789abcdef",
+                    "kubernetes.io/config.source": "file",
+                    "kubeadm.kubernetes.io/kube-apiserver.advertise-address.endpoint":
+                        format!("{PLACEHOLDER_ADDRESS}:{port}"),
+                },
+            },
+            "spec": {"nodeName": node, "containers": [{"name": "kube-apiserver", "image": image}]},
+        });
+        let manifest = self.root().join(format!("apiserver-pod-{node}.json"));
+        fs::write(&manifest, pod.to_string()).expect("pod manifest");
+        self.kubectl(&["create", "-f", &manifest.to_string_lossy()]);
+    }
+
     /// Runs upstream `kubectl` with the admin kubeconfig and returns its standard output; panics
     /// with its error output when it fails. Its discovery cache goes under the temp root.
     pub fn kubectl(&self, args: &[&str]) -> String {

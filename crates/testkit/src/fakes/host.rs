@@ -55,6 +55,8 @@ pub struct FakeHost {
     pub http: BTreeMap<String, Result<u16, String>>,
     /// Each service's log lines, oldest first; a service not listed has no log.
     pub service_logs: BTreeMap<String, Vec<String>>,
+    /// See [`HostProbe::local_addresses`].
+    pub addresses: Vec<std::net::IpAddr>,
 }
 
 /// The kernel options upstream's validator requires or recommends, all built in; for [`FakeHost`].
@@ -118,6 +120,7 @@ impl Default for FakeHost {
                     exists: true,
                     enabled: true,
                     active: false,
+                    restarts: None,
                 },
             )]
             .into(),
@@ -125,6 +128,10 @@ impl Default for FakeHost {
             proxy_env: ProxyEnv::default(),
             http: BTreeMap::new(),
             service_logs: BTreeMap::new(),
+            addresses: ["127.0.0.1", "10.0.0.1", "::1"]
+                .iter()
+                .map(|a| a.parse().expect("address"))
+                .collect(),
         }
     }
 }
@@ -204,6 +211,9 @@ impl HostProbe for FakeHost {
             .get(service)
             .ok_or_else(|| format!("no log of {service}"))?;
         Ok(log[log.len().saturating_sub(lines)..].to_vec())
+    }
+    fn local_addresses(&self) -> Result<Vec<std::net::IpAddr>, String> {
+        Ok(self.addresses.clone())
     }
     fn http_get(&self, url: &str) -> Result<u16, String> {
         self.http.get(url).cloned().unwrap_or_else(|| {
