@@ -69,6 +69,11 @@ finish() {
       tb_node_exec "${n#node}" tar -C /var/log -cf - pods 2>/dev/null | tar -C "$keep/$n" -xf - 2>/dev/null || true
     done
   fi
+  # TB_AUDIT_DIR=DIR: what kubeadm printed (the run's *.log files), for test.sh's secrets audit.
+  if [ -n "${TB_AUDIT_DIR:-}" ] && [ -d "$TB_RUN" ]; then
+    mkdir -p "$TB_AUDIT_DIR/$name.$$"
+    (cd "$TB_RUN" && find . -maxdepth 2 -name '*.log' -exec cp --parents {} "$TB_AUDIT_DIR/$name.$$/" \;) || true
+  fi
   tb_log "tearing down"
   tb_teardown
   tb_assert_clean || rc=1

@@ -63,7 +63,11 @@ check "diff selftest" "$here/diff/selftest.sh"
 ha_files=$(mktemp -d)
 upgrade_dumps=$(mktemp -d)
 capi_output=$(mktemp -d)
-trap 'rm -rf "$ha_files" "$upgrade_dumps" "$capi_output"' EXIT
+# What kubeadm printed in every scenario below (scenario.sh keeps each run's *.log files there), for
+# the secrets audit at the end.
+TB_AUDIT_DIR=$(mktemp -d)
+export TB_AUDIT_DIR
+trap 'rm -rf "$ha_files" "$upgrade_dumps" "$capi_output" "$TB_AUDIT_DIR"' EXIT
 long=${TB_LONG:-}
 # Upstream's runs: every scenario with --kubeadm or TB_LONG, else only the references ours is compared
 # with (ha's files, upgrade's objects and files). The reference run of `upgrade` skips its rollback:
@@ -146,6 +150,9 @@ if [ ${#args[@]} = 0 ]; then
       env TB_JOIN_KUBEADM="$upstream" TB_RESET_KUBEADM="$ours" "$here/scenario.sh" ha --deb "$deb"
   fi
 fi
+# No private key, certificate key or bootstrap token in anything kubeadm printed in the scenarios
+# but where kubeadm prints one on purpose (join commands, token and upload-certs output).
+check "secrets audit over what kubeadm printed in the scenarios" python3 "$here/lib/secrets_audit.py" "$TB_AUDIT_DIR"
 # The failures again at the very end, where a truncated log still shows them.
 [ -z "$failures" ] || echo "testbed: failures:$failures"
 echo "testbed: $passed passed, $failed failed"

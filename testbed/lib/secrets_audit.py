@@ -1,0 +1,67 @@
+#!/usr/bin/env python3
+"""The secrets audit over what kubeadm printed in the testbed's scenarios: `secrets_audit.py DIR`,
+DIR holding the `*.log` files each scenario kept (TB_AUDIT_DIR; kubeadm's standard output and error
+of init, joins, resets, upgrades, token commands, the kubelet's and containerd's logs aside).
+
+No private key (PEM, or a kubeconfig's client-key-data) may appear; a bootstrap token
+([a-z0-9]{6}.[a-z0-9]{16}) only where kubeadm prints one on purpose (a join command, init's
+`[bootstrap-token] Using token:` line, `token create`'s output, `token list`'s rows); a certificate
+key (64 hex digits standing alone, not a sha256 digest) only in a `--certificate-key` join command
+and after `[upload-certs] Using certificate key:`. Prints each finding (never the secret itself)
+and how many files and lines it read; exits 1 on a finding, or when it read nothing."""
+import re
+import sys
+from pathlib import Path
+
+TOKEN = re.compile(r"(?<![a-z0-9])[a-z0-9]{6}\.[a-z0-9]{16}(?![a-z0-9])")
+HEX64 = re.compile(r"(?<![0-9a-fA-F])[0-9a-fA-F]{64}(?![0-9a-fA-F])")
+# Not kubeadm's: their container IDs and digests are 64 hex digits too.
+SKIPPED = re.compile(r"^(kubelet|containerd|port-holder)")
+
+
+def token_allowed(line, token):
+    s = line.strip()
+    return (
+        "kubeadm join" in s
+        or s.startswith("[bootstrap-token] Using token: ")
+        or s == token
+        # token list: TOKEN TTL EXPIRES USAGES DESCRIPTION EXTRA GROUPS
+        or s.startswith(token + " ")
+    )
+
+
+def audit(root):
+    problems, files, lines = [], 0, 0
+    for path in sorted(root.rglob("*.log")):
+        if SKIPPED.match(path.name):
+            continue
+        files += 1
+        text = path.read_text(errors="replace").splitlines()
+        previous = ""
+        for number, line in enumerate(text, 1):
+            lines += 1
+            where = f"{path.relative_to(root)}:{number}"
+            if "PRIVATE KEY-----" in line:
+                problems.append(f"{where}: a private key (PEM)")
+            value = line.strip().removeprefix("client-key-data:")
+            if value != line.strip() and value.strip():
+                problems.append(f"{where}: a kubeconfig's client key")
+            for m in TOKEN.finditer(line):
+                if not token_allowed(line, m.group(0)):
+                    problems.append(f"{where}: a bootstrap token outside a join command or token output")
+            for m in HEX64.finditer(line):
+                if line[: m.start()].endswith("sha256:"):
+                    continue
+                if "--certificate-key" in line or previous.strip() == "[upload-certs] Using certificate key:":
+                    continue
+                problems.append(f"{where}: a certificate key (64 hex digits) outside a join command or upload-certs output")
+            previous = line
+    return problems, files, lines
+
+
+root = Path(sys.argv[1])
+problems, files, lines = audit(root)
+for p in problems:
+    print(f"secrets audit: {p}")
+print(f"secrets audit: {files} files, {lines} lines of kubeadm output read; {len(problems)} findings")
+sys.exit(1 if problems or files == 0 else 0)
