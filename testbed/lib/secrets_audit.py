@@ -6,7 +6,7 @@ of init, joins, resets, upgrades, token commands, the kubelet's and containerd's
 No private key (PEM, or a kubeconfig's client-key-data) may appear; a bootstrap token
 ([a-z0-9]{6}.[a-z0-9]{16}) only where kubeadm prints one on purpose (a join command, init's
 `[bootstrap-token] Using token:` line, `token create`'s output, `token list`'s rows); a certificate
-key (64 hex digits standing alone, not a sha256 digest) only in a `--certificate-key` join command
+key (64 hex digits standing alone, not a sha256 digest or a container ID) only in a `--certificate-key` join command
 and after `[upload-certs] Using certificate key:`. Prints each finding (never the secret itself)
 and how many files and lines it read; exits 1 on a finding, or when it read nothing."""
 import re
@@ -50,7 +50,9 @@ def audit(root):
                 if not token_allowed(line, m.group(0)):
                     problems.append(f"{where}: a bootstrap token outside a join command or token output")
             for m in HEX64.finditer(line):
-                if line[: m.start()].endswith("sha256:"):
+                # A digest, or a container's ID as the CRI names it (`containerd://<64 hex>`, in
+                # the Pods a dry run prints).
+                if line[: m.start()].endswith(("sha256:", "://")):
                     continue
                 if "--certificate-key" in line or previous.strip() == "[upload-certs] Using certificate key:":
                     continue
