@@ -69,27 +69,38 @@ fn etcd_apiserver_and_kubectl_accept_our_pki() {
 /// kubectl with admin.conf lists namespaces; kube-apiserver reaches etcd; etcd serves a client with
 /// the healthcheck certificate over mutual TLS and refuses one without.
 fn consumers_accept(server: &ApiServer) {
-    let out = Command::new(upstream_bin("kubectl"))
-        .args([
-            "--kubeconfig",
-            &server.kubeconfig().to_string_lossy(),
-            "get",
-            "namespaces",
-            "-o",
-            "name",
-        ])
-        .env_clear()
-        // kubectl keeps a discovery cache under $HOME/.kube.
-        .env("HOME", server.root())
-        .output()
-        .expect("run kubectl");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "kubectl failed: {}{}",
-        stdout,
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let namespaces = || {
+        let out = Command::new(upstream_bin("kubectl"))
+            .args([
+                "--kubeconfig",
+                &server.kubeconfig().to_string_lossy(),
+                "get",
+                "namespaces",
+                "-o",
+                "name",
+            ])
+            .env_clear()
+            // kubectl keeps a discovery cache under $HOME/.kube.
+            .env("HOME", server.root())
+            .output()
+            .expect("run kubectl");
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(
+            out.status.success(),
+            "kubectl failed: {}{}",
+            stdout,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        stdout
+    };
+    // kube-apiserver's bootstrap controller creates `default` soon after it is ready, not before:
+    // on a loaded machine, a few seconds later.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let mut stdout = namespaces();
+    while !stdout.lines().any(|l| l == "namespace/default") && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        stdout = namespaces();
+    }
     for ns in [
         "namespace/default",
         "namespace/kube-system",
