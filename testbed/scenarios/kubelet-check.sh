@@ -15,8 +15,12 @@
 # why; and node4 a third: the kube-apiserver image missing from the runtime with no registry to pull
 # it from (preflight skipped), which the diagnosis must name; and node5 a fourth: the kubelet's
 # port 10250 held by another process (preflight's Port-10250 error ignored), so the kubelet exits
-# at every start, which the diagnosis must name. Sourced by scenario.sh with lib/node.sh loaded
-# and $kubeadm set.
+# at every start, which the diagnosis must name; and node6 a fifth: etcd that cannot elect a leader
+# (its --initial-cluster names a second member that never comes: 127.0.0.1:2399 on the node, where
+# nothing listens), so kube-apiserver gives up on etcd at its start and exits, which the diagnosis
+# must name, first, from etcd's own /health. (An API server that answers with its /readyz checks
+# failing is shown on a real kube-apiserver whose etcd is killed: crates/host/tests/cluster_apiserver.rs.) Sourced by scenario.sh with
+# lib/node.sh loaded and $kubeadm set.
 
 upstream=$TB_UPSTREAM/kubeadm
 cfg=/etc/testbed/kubeadm-init.yaml
@@ -53,6 +57,11 @@ s.listen()
 time.sleep(3600)' </dev/null >"$TB_RUN/node5/port-holder.log" 2>&1 &
   tb_poll 10 "node5: port 10250 held" tb_node_exec 5 sh -c 'ss -ltn | grep -q ":10250 "' ||
     tb_die "node5: could not hold port 10250"
+  # node6: etcd with a quorum of two, one of them a member that never comes.
+  tb_node_create 6
+  { tb_control_plane_config 6 | sed -e "s|^kind: ClusterConfiguration\$|&\napiServer:\n  timeoutForControlPlane: 1m30s\netcd:\n  local:\n    extraArgs:\n      initial-cluster: node6=https://$(tb_node_ip 6):2380,ghost=https://127.0.0.1:2399|"
+    tb_kube_proxy_config
+  } | tb_node_exec 6 sh -c "mkdir -p /etc/testbed && cat > $cfg"
 fi
 
 # Both inits at once; HTTPProxyCIDR: see init-join-reset.sh (a Go 1.26 build artefact of upstream).
@@ -73,6 +82,7 @@ pid2=$!
 pid3=
 pid4=
 pid5=
+pid6=
 if [ -n "$bad_flag" ]; then
   run_init 3 kubeadm &
   pid3=$!
@@ -80,8 +90,10 @@ if [ -n "$bad_flag" ]; then
   pid4=$!
   run_init 5 kubeadm --ignore-preflight-errors=Port-10250 &
   pid5=$!
+  run_init 6 kubeadm &
+  pid6=$!
 fi
-wait "$pid1" "$pid2" $pid3 $pid4 $pid5
+wait "$pid1" "$pid2" $pid3 $pid4 $pid5 $pid6
 read -r rc1 took1 <"$TB_RUN/node1/init.rc"
 read -r rc2 took2 <"$TB_RUN/node2/init.rc"
 tb_log "kubeadm init exited: upstream $rc1 after ${took1}s, under test $rc2 after ${took2}s"
@@ -151,4 +163,19 @@ if [ -n "$bad_flag" ]; then
     tb_die "node5: the kubelet check did not fail: the failure was not staged"
   grep -q "port 10250 (the kubelet's) is in use although the kubelet does not answer" "$TB_RUN/node5/init.out" ||
     tb_die "node5: the diagnosis does not name the kubelet's port held by another process"
+fi
+
+if [ -n "$bad_flag" ]; then
+  read -r rc6 took6 <"$TB_RUN/node6/init.rc"
+  tb_log "node6 (etcd without a leader): init exited $rc6 after ${took6}s"
+  echo "----- node6: init's standard output (from the failure on)" >&2
+  sed -n '/^Unfortunately/,$p' "$TB_RUN/node6/init.out" >&2
+  [ "$rc6" = 1 ] || tb_die "node6: init exited $rc6, not 1"
+  # kube-apiserver gives up on etcd at its start ("context deadline exceeded") and exits: the
+  # diagnosis must put etcd's missing leader first, as the cause.
+  grep -q "^	- the API server does not answer: " "$TB_RUN/node6/init.out" ||
+    tb_die "node6: the diagnosis does not say that the API server does not answer"
+  [ "$(grep -m1 '^	- CAUSE: ' "$TB_RUN/node6/init.out")" = \
+    "	- CAUSE: etcd is not healthy: http://127.0.0.1:2381/health?serializable=false answers HTTP 503, RAFT NO LEADER: its members cannot elect a leader (a quorum of the members in --initial-cluster must run and reach each other on their peer URLs)" ] ||
+    tb_die "node6: the diagnosis does not name etcd's missing leader as the first cause"
 fi

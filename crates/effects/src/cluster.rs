@@ -301,6 +301,9 @@ impl<C: Cluster + ?Sized> Cluster for std::sync::Arc<C> {
     fn healthy(&self) -> Result<bool, ClusterError> {
         (**self).healthy()
     }
+    fn failing_readyz_checks(&self) -> Result<Vec<String>, ClusterError> {
+        (**self).failing_readyz_checks()
+    }
     fn pause(&self, duration: Duration) {
         (**self).pause(duration);
     }
@@ -357,6 +360,10 @@ pub trait Cluster: Send + Sync {
     ) -> Result<(), ClusterError>;
     /// One probe of the API server's health endpoint (`/healthz`): `Ok(true)` when it answers 200.
     fn healthy(&self) -> Result<bool, ClusterError>;
+    /// One probe of the API server's readiness checks (`/readyz?verbose`): the checks that fail, each
+    /// as the API server words it (`etcd failed: reason withheld`); empty when it is ready. Beyond
+    /// upstream, for the diagnosis of a failed wait.
+    fn failing_readyz_checks(&self) -> Result<Vec<String>, ClusterError>;
 
     /// Waits `duration` between attempts. Fakes override it to return at once.
     fn pause(&self, duration: Duration) {

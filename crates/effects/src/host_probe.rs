@@ -150,6 +150,10 @@ pub trait HostProbe: fmt::Debug {
     /// 127.0.0.1:10248: connect: connection refused`).
     fn http_get(&self, url: &str) -> Result<u16, String>;
 
+    /// As [`HostProbe::http_get`], with the answer's body (the first 64 KiB, as text): etcd's
+    /// `/health` says why it is unhealthy there.
+    fn http_get_text(&self, url: &str) -> Result<(u16, String), String>;
+
     /// The last `lines` lines the init system keeps of a service's log (systemd's journal:
     /// `journalctl -u <service> -n <lines>`), oldest first; the error text when there is none.
     fn service_log(&self, service: &str, lines: usize) -> Result<Vec<String>, String>;

@@ -307,7 +307,13 @@ impl HostProbe for RealHostProbe {
     }
 
     fn http_get(&self, url: &str) -> Result<u16, String> {
-        http_get(self, url).map_err(|e| format!("Get {url:?}: {e}"))
+        http_get(self, url, false)
+            .map(|(code, _)| code)
+            .map_err(|e| format!("Get {url:?}: {e}"))
+    }
+
+    fn http_get_text(&self, url: &str) -> Result<(u16, String), String> {
+        http_get(self, url, true).map_err(|e| format!("Get {url:?}: {e}"))
     }
 
     fn service_log(&self, service: &str, lines: usize) -> Result<Vec<String>, String> {
@@ -331,10 +337,14 @@ impl HostProbe for RealHostProbe {
 const HTTP_DIAL_TIMEOUT: Duration = Duration::from_secs(30);
 const HTTP_ANSWER_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// The most of an answer's body [`http_get`] reads.
+const HTTP_BODY_LIMIT: u64 = 64 * 1024;
+
 /// A plain-HTTP `GET` with Go's client's steps and error words: the host resolved (the first
 /// address, as Go's dialer tries it first), `dial tcp <addr>: connect: <errno text>`, then the
-/// status line of the answer. Loopback is never proxied, in Go as here; other hosts are not asked.
-fn http_get(probe: &RealHostProbe, url: &str) -> Result<u16, String> {
+/// status line of the answer, and its body (up to [`HTTP_BODY_LIMIT`]) when `body` is asked for.
+/// Loopback is never proxied, in Go as here; other hosts are not asked.
+fn http_get(probe: &RealHostProbe, url: &str, body: bool) -> Result<(u16, String), String> {
     use std::io::Write as _;
     use std::net::{IpAddr, SocketAddr, TcpStream};
 
@@ -387,7 +397,8 @@ fn http_get(probe: &RealHostProbe, url: &str) -> Result<u16, String> {
         }
     }
     let line = String::from_utf8_lossy(&head);
-    line.split_whitespace()
+    let code = line
+        .split_whitespace()
         .nth(1)
         .and_then(|code| code.parse::<u16>().ok())
         .filter(|_| line.starts_with("HTTP/"))
@@ -397,7 +408,41 @@ fn http_get(probe: &RealHostProbe, url: &str) -> Result<u16, String> {
             } else {
                 format!("malformed HTTP response {:?}", line.trim_end())
             }
+        })?;
+    if !body {
+        return Ok((code, String::new()));
+    }
+    // The request said `Connection: close`: the answer ends where the connection does.
+    let mut rest = Vec::new();
+    (&mut conn)
+        .take(HTTP_BODY_LIMIT)
+        .read_to_end(&mut rest)
+        .map_err(io_err)?;
+    let rest = String::from_utf8_lossy(&rest);
+    let (headers, text) = rest.split_once("\r\n\r\n").unwrap_or((&rest, ""));
+    let chunked = headers.lines().any(|h| {
+        h.split_once(':').is_some_and(|(k, v)| {
+            k.eq_ignore_ascii_case("transfer-encoding") && v.trim().eq_ignore_ascii_case("chunked")
         })
+    });
+    Ok((code, if chunked { dechunk(text) } else { text.to_string() }))
+}
+
+/// An HTTP/1.1 chunked body's data (`<hex size>\r\n<data>\r\n` … `0\r\n\r\n`), as far as it is whole.
+fn dechunk(mut text: &str) -> String {
+    let mut out = String::new();
+    while let Some((size, rest)) = text.split_once("\r\n") {
+        let size = size.split(';').next().unwrap_or_default().trim();
+        let Ok(n) = usize::from_str_radix(size, 16) else {
+            break;
+        };
+        if n == 0 || rest.len() < n || !rest.is_char_boundary(n) {
+            break;
+        }
+        out.push_str(&rest[..n]);
+        text = rest[n..].strip_prefix("\r\n").unwrap_or(&rest[n..]);
+    }
+    out
 }
 
 #[cfg(test)]
@@ -435,6 +480,38 @@ mod tests {
             request.starts_with("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:"),
             "{request}"
         );
+
+        // With the body: as sent, and a chunked one put together.
+        for (answer, body) in [
+            (
+                "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nContent-Length: 44\r\n\r\n{\"health\":\"false\",\"reason\":\"RAFT NO LEADER\"}",
+                "{\"health\":\"false\",\"reason\":\"RAFT NO LEADER\"}",
+            ),
+            (
+                "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n4\r\n{\"he\r\nd;x=1\r\nalth\":\"true\"}\r\n0\r\n\r\n",
+                "{\"health\":\"true\"}",
+            ),
+        ] {
+            let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+            let port = listener.local_addr().expect("addr").port();
+            let server = std::thread::spawn(move || {
+                let (mut conn, _) = listener.accept().expect("accept");
+                let mut request = Vec::new();
+                let mut chunk = [0u8; 512];
+                while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+                    let n = conn.read(&mut chunk).expect("read");
+                    if n == 0 {
+                        break;
+                    }
+                    request.extend_from_slice(&chunk[..n]);
+                }
+                conn.write_all(answer.as_bytes()).expect("write");
+            });
+            let url = format!("http://127.0.0.1:{port}/health");
+            let code: u16 = answer[9..12].parse().expect("code");
+            assert_eq!(RealHostProbe.http_get_text(&url), Ok((code, body.to_string())));
+            server.join().expect("server");
+        }
 
         // Nothing listens on the port once the listener is gone.
         assert_eq!(

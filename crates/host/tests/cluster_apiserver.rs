@@ -82,6 +82,9 @@ impl Cluster for Recording<'_> {
     fn healthy(&self) -> Result<bool, ClusterError> {
         self.inner.healthy()
     }
+    fn failing_readyz_checks(&self) -> Result<Vec<String>, ClusterError> {
+        self.inner.failing_readyz_checks()
+    }
     fn pause(&self, _: Duration) {}
 }
 
@@ -396,7 +399,35 @@ fn a_killed_api_server_gives_unavailable_naming_the_call() {
         )
     );
 
+    // Ready: no /readyz check fails. Without etcd, the API server still answers, naming the
+    // check that fails (as its verbose answer words it) and no longer healthy.
+    assert_eq!(
+        kube.failing_readyz_checks().expect("readyz"),
+        Vec::<String>::new()
+    );
+    assert!(kube.healthy().expect("healthz"));
+    server.kill_etcd();
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let failing = loop {
+        let failing = kube
+            .failing_readyz_checks()
+            .expect("the API server answers without etcd");
+        if !failing.is_empty() || std::time::Instant::now() > deadline {
+            break failing;
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    };
+    eprintln!("without etcd: {failing:?}");
+    assert!(
+        failing.iter().any(|c| c.starts_with("etcd failed")),
+        "{failing:?}"
+    );
+    assert!(failing.iter().all(|c| !c.starts_with("[")), "{failing:?}");
+    assert!(!kube.healthy().expect("healthz answers"));
+
     server.kill_apiserver();
+    let err = kube.failing_readyz_checks().expect_err("down");
+    assert!(err.is_unavailable(), "{err:?}");
 
     let err = kube
         .get(&Resource::config_maps(), "kube-system", "kubeadm-config")

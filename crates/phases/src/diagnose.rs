@@ -7,6 +7,7 @@
 
 use std::path::Path;
 
+use kubeadm_effects::cluster::Cluster;
 use kubeadm_effects::cri::{Container, Runtime};
 use kubeadm_effects::fs::Fs;
 use kubeadm_effects::host_probe::HostProbe;
@@ -348,6 +349,169 @@ pub(crate) fn tls_bootstrap(
     vec![Finding::fact(format!(
         "the kubelet's certificate signing request {name} was approved and issued: the kubelet should have written kubelet.conf (see its log)"
     ))]
+}
+
+/// The API server as `client` reaches it: not answering, its certificate refused, or answering
+/// with `/readyz` checks failing, which are then the cause of an unhealthy wait (etcd's among them
+/// points at etcd: see [`etcd`]).
+pub(crate) fn api_server(client: &dyn Cluster) -> Finding {
+    match client.failing_readyz_checks() {
+        Ok(failing) if failing.is_empty() => {
+            Finding::fact("the API server answers and all its /readyz checks pass".to_string())
+        }
+        Ok(failing) => {
+            // `etcd failed: reason withheld`: the name alone (the reason is in the API server's log).
+            let named: Vec<String> = failing
+                .iter()
+                .map(|c| match c.split_once(" failed: ") {
+                    Some((name, "reason withheld")) => name.to_string(),
+                    Some((name, why)) => format!("{name} ({why})"),
+                    None => c.clone(),
+                })
+                .collect();
+            let etcd = named.iter().any(|c| c.starts_with("etcd"));
+            Finding::cause(format!(
+                "the API server answers but is not ready: its /readyz checks {} fail{}",
+                named.join(", "),
+                if etcd {
+                    " (it cannot use etcd: see etcd's health and log)"
+                } else {
+                    " (its log says why: 'crictl logs' of the kube-apiserver container)"
+                }
+            ))
+        }
+        Err(e) if e.is_untrusted() => Finding::cause(format!(
+            "{e}: the CA in the kubeconfig did not sign the certificate the API server serves; is apiserver.crt signed by the ca.crt of the certificates directory?"
+        )),
+        Err(e) if e.is_unavailable() => Finding::fact(format!("the API server does not answer: {e}")),
+        Err(e) => Finding::fact(format!("the API server's /readyz could not be read: {e}")),
+    }
+}
+
+/// etcd's health where its static Pod's startup probe looks (from the `etcd.yaml` manifest in
+/// `manifest_dir`; none without one: external etcd), with the reason etcd gives when unhealthy
+/// (`{"health":"false","reason":"RAFT NO LEADER"}`). The startup probe's check
+/// (`/health?serializable=false`) is the one that asks for a leader, as the API server's reads do;
+/// the liveness probe's (`serializable=true`) passes without one. The liveness probe's when a
+/// manifest has no startup probe.
+pub(crate) fn etcd(probe: &dyn HostProbe, fs: &dyn Fs, manifest_dir: &Path) -> Option<Finding> {
+    let manifest = fs.read(&manifest_dir.join("etcd.yaml")).ok()?;
+    let pod = kubeadm_yaml::parse_documents(&String::from_utf8_lossy(&manifest))
+        .ok()?
+        .into_iter()
+        .next()?
+        .value;
+    let get = pod
+        .pointer("/spec/containers/0/startupProbe/httpGet")
+        .or_else(|| pod.pointer("/spec/containers/0/livenessProbe/httpGet"))?;
+    if get.get("scheme").and_then(serde_json::Value::as_str) == Some("HTTPS") {
+        return None;
+    }
+    let host = get
+        .get("host")
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or("127.0.0.1");
+    let host = if host.contains(':') {
+        format!("[{host}]")
+    } else {
+        host.to_string()
+    };
+    let port = get.get("port").and_then(serde_json::Value::as_i64)?;
+    let path = get
+        .get("path")
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or("/health");
+    let url = format!("http://{host}:{port}{path}");
+    Some(match probe.http_get_text(&url) {
+        Ok((200, _)) => Finding::fact(format!("etcd is healthy ({url} answers 200)")),
+        Ok((code, body)) => {
+            let reason = serde_json::from_str::<serde_json::Value>(body.trim())
+                .ok()
+                .and_then(|v| {
+                    v.get("reason")
+                        .and_then(serde_json::Value::as_str)
+                        .map(str::to_string)
+                })
+                .filter(|r| !r.is_empty())
+                .unwrap_or_else(|| body.trim().to_string());
+            let hint = if reason.contains("NO LEADER") {
+                ": its members cannot elect a leader (a quorum of the members in --initial-cluster must run and reach each other on their peer URLs)"
+            } else if reason.contains("ALARM") {
+                ": an alarm is raised ('etcdctl alarm list'; NOSPACE: the database reached its quota, compact and defragment it)"
+            } else {
+                ""
+            };
+            Finding::cause(format!(
+                "etcd is not healthy: {url} answers HTTP {code}{}{hint}",
+                if reason.is_empty() {
+                    String::new()
+                } else {
+                    format!(", {reason}")
+                }
+            ))
+        }
+        Err(e) => Finding::fact(format!(
+            "etcd does not answer where its probes look ({e}): it is not running (see its container below)"
+        )),
+    })
+}
+
+/// Beyond upstream, for a joining control plane's etcd wait: members of the etcd cluster that
+/// carry this node's name with another peer URL (a node of the same name that left without
+/// `kubeadm reset`, or another machine given this name): the new member's `--initial-cluster`
+/// then names two members alike and it cannot join.
+pub(crate) fn etcd_name_taken(members: &[(String, String)], name: &str, peer_url: &str) -> Option<Finding> {
+    let others: Vec<&str> = members
+        .iter()
+        .filter(|(n, url)| n == name && url != peer_url)
+        .map(|(_, url)| url.as_str())
+        .collect();
+    (!others.is_empty()).then(|| {
+        Finding::cause(format!(
+            "etcd already has a member named {name:?} with the peer URL {} (this node's is {peer_url}): a node of this name left without 'kubeadm reset', or another machine has this name; remove that member ('etcdctl member remove', or 'kubeadm reset' on that node) or give this node another name (--node-name)",
+            others.join(", ")
+        ))
+    })
+}
+
+/// Beyond upstream, for `join`'s TLS-bootstrap wait: a Node already registered under this node's
+/// name by another machine (its addresses are none of this host's). The kubelet would take it
+/// over; when that machine still runs, the two kubelets fight over one Node.
+pub(crate) fn node_name_taken(
+    client: &dyn Cluster,
+    name: &str,
+    local: &[std::net::IpAddr],
+) -> Option<Finding> {
+    let node = client
+        .get(&kubeadm_effects::cluster::Resource::nodes(), "", name)
+        .ok()?;
+    let addresses: Vec<&str> = node
+        .pointer("/status/addresses")
+        .and_then(serde_json::Value::as_array)?
+        .iter()
+        .filter(|a| a["type"] == "InternalIP" || a["type"] == "ExternalIP")
+        .filter_map(|a| a["address"].as_str())
+        .collect();
+    let ours = addresses
+        .iter()
+        .any(|a| a.parse::<std::net::IpAddr>().is_ok_and(|ip| local.contains(&ip)));
+    if addresses.is_empty() || ours {
+        return None;
+    }
+    let ready = node
+        .pointer("/status/conditions")
+        .and_then(serde_json::Value::as_array)
+        .is_some_and(|c| c.iter().any(|c| c["type"] == "Ready" && c["status"] == "True"));
+    let text = format!(
+        "a Node named {name:?} is already registered with the address {} (none of this host's), {}: another machine has this name; give this node another name (--node-name), or delete that Node ('kubectl delete node {name}') if the machine is gone",
+        addresses.join(", "),
+        if ready { "and it is Ready" } else { "not Ready" }
+    );
+    Some(if ready {
+        Finding::cause(text)
+    } else {
+        Finding::fact(text)
+    })
 }
 
 fn swap(config: &str, probe: &dyn HostProbe) -> Option<Finding> {

@@ -467,6 +467,9 @@ fn a_refused_bootstrap_token_is_the_cause() {
         fn healthy(&self) -> Result<bool, ClusterError> {
             Ok(true)
         }
+        fn failing_readyz_checks(&self) -> Result<Vec<String>, ClusterError> {
+            Ok(Vec::new())
+        }
     }
     fn refused(code: u16, call: Call) -> ClusterError {
         if code == 403 {
@@ -631,4 +634,186 @@ fn a_node_ip_this_host_does_not_have_is_named() {
             .iter()
             .any(|f| f.contains("--node-ip"))
     );
+}
+
+/// The API server answering with `/readyz` checks failing is the cause, named by check (etcd's
+/// pointing at etcd); one that is ready, or does not answer, is a fact.
+#[test]
+fn an_api_server_failing_readyz_checks_is_named() {
+    let ready = api_server(&FakeCluster::new());
+    assert_eq!(
+        ready,
+        Finding::fact("the API server answers and all its /readyz checks pass".to_string())
+    );
+    let no_etcd = FakeCluster::new().with_failing_readyz(&[
+        "etcd failed: reason withheld",
+        "etcd-readiness failed: reason withheld",
+    ]);
+    assert_eq!(
+        api_server(&no_etcd),
+        Finding::cause(
+            "the API server answers but is not ready: its /readyz checks etcd, etcd-readiness fail (it cannot use etcd: see etcd's health and log)".to_string()
+        )
+    );
+    let hook =
+        FakeCluster::new().with_failing_readyz(&["poststarthook/rbac/bootstrap-roles failed: not finished"]);
+    let found = api_server(&hook);
+    assert!(
+        found.certain
+            && found.text.starts_with(
+                "the API server answers but is not ready: its /readyz checks poststarthook/rbac/bootstrap-roles (not finished) fail (its log says why"
+            ),
+        "{found:?}"
+    );
+    let down = FakeCluster::new();
+    down.go_down_at_call(0);
+    let _ = down.get(&kubeadm_effects::cluster::Resource::nodes(), "", "x");
+    let found = api_server(&down);
+    assert!(
+        !found.certain && found.text.starts_with("the API server does not answer: "),
+        "{found:?}"
+    );
+}
+
+/// An etcd static Pod manifest whose liveness probe looks at `host`.
+fn etcd_manifest(host: &str) -> String {
+    format!(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: etcd\n  namespace: kube-system\nspec:\n  containers:\n  - command:\n    - etcd\n    image: registry.k8s.io/etcd:3.5.6-0\n    livenessProbe:\n      failureThreshold: 8\n      httpGet:\n        host: {host}\n        path: /health?exclude=NOSPACE&serializable=true\n        port: 2381\n        scheme: HTTP\n    name: etcd\n    startupProbe:\n      failureThreshold: 24\n      httpGet:\n        host: {host}\n        path: /health?serializable=false\n        port: 2381\n        scheme: HTTP\n"
+    )
+}
+
+/// etcd's health where its startup probe looks (the check that wants a leader): unhealthy with
+/// etcd's reason is the cause; healthy or not answering is a fact; no manifest (external etcd)
+/// says nothing.
+#[test]
+fn etcd_unhealthy_is_named_with_its_reason() {
+    let url = "http://127.0.0.1:2381/health?serializable=false";
+    let fs = files(&[("/etc/kubernetes/manifests/etcd.yaml", &etcd_manifest("127.0.0.1"))]);
+    let dir = Path::new("/etc/kubernetes/manifests");
+    let mut host = FakeHost::default();
+    host.http.insert(url.to_string(), Ok(503));
+    host.http_bodies.insert(
+        url.to_string(),
+        "{\"health\":\"false\",\"reason\":\"RAFT NO LEADER\"}".to_string(),
+    );
+    assert_eq!(
+        etcd(&host, &fs, dir),
+        Some(Finding::cause(format!(
+            "etcd is not healthy: {url} answers HTTP 503, RAFT NO LEADER: its members cannot elect a leader (a quorum of the members in --initial-cluster must run and reach each other on their peer URLs)"
+        )))
+    );
+    host.http_bodies.insert(
+        url.to_string(),
+        "{\"health\":\"false\",\"reason\":\"ALARM CORRUPT\"}".to_string(),
+    );
+    let found = etcd(&host, &fs, dir).expect("a finding");
+    assert!(
+        found.certain && found.text.contains("ALARM CORRUPT: an alarm is raised"),
+        "{found:?}"
+    );
+    host.http.insert(url.to_string(), Ok(200));
+    assert_eq!(
+        etcd(&host, &fs, dir),
+        Some(Finding::fact(format!("etcd is healthy ({url} answers 200)")))
+    );
+    let found = etcd(&FakeHost::default(), &fs, dir).expect("a finding");
+    assert!(
+        !found.certain
+            && found
+                .text
+                .starts_with("etcd does not answer where its probes look (Get ")
+            && found.text.contains("connection refused"),
+        "{found:?}"
+    );
+    // IPv6: the host in brackets.
+    let fs6 = files(&[("/etc/kubernetes/manifests/etcd.yaml", &etcd_manifest("::1"))]);
+    let found = etcd(&FakeHost::default(), &fs6, dir).expect("a finding");
+    assert!(found.text.contains("http://[::1]:2381/health"), "{found:?}");
+    // A manifest without a startup probe: where the liveness probe looks.
+    let liveness_only = etcd_manifest("127.0.0.1");
+    let liveness_only = &liveness_only[..liveness_only.find("    startupProbe:").expect("probe")];
+    let found = etcd(
+        &FakeHost::default(),
+        &files(&[("/etc/kubernetes/manifests/etcd.yaml", liveness_only)]),
+        dir,
+    )
+    .expect("a finding");
+    assert!(
+        found
+            .text
+            .contains("http://127.0.0.1:2381/health?exclude=NOSPACE&serializable=true"),
+        "{found:?}"
+    );
+    // External etcd: no manifest, nothing to say.
+    assert_eq!(etcd(&host, &files(&[]), dir), None);
+}
+
+/// An etcd member of this node's name with another peer URL is the cause of a control-plane
+/// join's etcd wait failing; this node's own member, or other names, say nothing.
+#[test]
+fn an_etcd_member_of_this_name_elsewhere_is_the_cause() {
+    let members = |list: &[(&str, &str)]| -> Vec<(String, String)> {
+        list.iter().map(|(n, u)| (n.to_string(), u.to_string())).collect()
+    };
+    let found = etcd_name_taken(
+        &members(&[
+            ("cp1", "https://10.0.0.1:2380"),
+            ("cp2", "https://10.0.0.9:2380"),
+            ("", "https://10.0.0.2:2380"),
+        ]),
+        "cp2",
+        "https://10.0.0.2:2380",
+    )
+    .expect("named");
+    assert!(
+        found.certain
+            && found.text.starts_with(
+                "etcd already has a member named \"cp2\" with the peer URL https://10.0.0.9:2380 (this node's is https://10.0.0.2:2380)"
+            ),
+        "{found:?}"
+    );
+    assert_eq!(
+        etcd_name_taken(
+            &members(&[("cp1", "https://10.0.0.1:2380"), ("cp2", "https://10.0.0.2:2380")]),
+            "cp2",
+            "https://10.0.0.2:2380"
+        ),
+        None
+    );
+}
+
+/// A Node of this name registered by another machine: Ready is the cause, not Ready a fact; a
+/// Node with one of this host's addresses, or none, says nothing.
+#[test]
+fn a_node_of_this_name_elsewhere_is_named() {
+    let node = |ip: &str, ready: &str| {
+        serde_json::json!({
+            "apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": "worker"},
+            "status": {
+                "addresses": [{"type": "InternalIP", "address": ip}, {"type": "Hostname", "address": "worker"}],
+                "conditions": [{"type": "Ready", "status": ready}],
+            },
+        })
+    };
+    let local: Vec<std::net::IpAddr> = FakeHost::default().addresses;
+    let nodes = kubeadm_effects::cluster::Resource::nodes();
+    let cluster = FakeCluster::new().with_object(&nodes, node("192.0.2.10", "True"));
+    let found = node_name_taken(&cluster, "worker", &local).expect("named");
+    assert!(
+        found.certain
+            && found.text.starts_with(
+                "a Node named \"worker\" is already registered with the address 192.0.2.10 (none of this host's), and it is Ready: another machine has this name"
+            ),
+        "{found:?}"
+    );
+    let cluster = FakeCluster::new().with_object(&nodes, node("192.0.2.10", "Unknown"));
+    let found = node_name_taken(&cluster, "worker", &local).expect("named");
+    assert!(
+        !found.certain && found.text.contains(", not Ready: "),
+        "{found:?}"
+    );
+    let cluster = FakeCluster::new().with_object(&nodes, node("10.0.0.1", "True"));
+    assert_eq!(node_name_taken(&cluster, "worker", &local), None);
+    assert_eq!(node_name_taken(&FakeCluster::new(), "worker", &local), None);
 }

@@ -128,6 +128,9 @@ impl Cluster for NeverHealthy {
     fn healthy(&self) -> Result<bool, ClusterError> {
         Ok(false)
     }
+    fn failing_readyz_checks(&self) -> Result<Vec<String>, ClusterError> {
+        Ok(Vec::new())
+    }
     fn pause(&self, _: std::time::Duration) {}
 }
 

@@ -116,6 +116,10 @@ impl Cluster for LoggedCluster {
         push(&self.1, "api healthz".to_string());
         self.0.healthy()
     }
+    fn failing_readyz_checks(&self) -> Result<Vec<String>, ClusterError> {
+        push(&self.1, "api readyz".to_string());
+        self.0.failing_readyz_checks()
+    }
     fn pause(&self, d: std::time::Duration) {
         self.0.pause(d);
     }

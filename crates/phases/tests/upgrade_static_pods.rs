@@ -141,6 +141,9 @@ impl Cluster for Kubelet {
     fn healthy(&self) -> Result<bool, ClusterError> {
         self.api.healthy()
     }
+    fn failing_readyz_checks(&self) -> Result<Vec<String>, ClusterError> {
+        self.api.failing_readyz_checks()
+    }
     fn pause(&self, d: Duration) {
         self.api.pause(d);
     }

@@ -291,6 +291,14 @@ impl ApiServer {
         }
     }
 
+    /// Kills etcd (kube-apiserver stays up, answering with its etcd check failing).
+    pub fn kill_etcd(&mut self) {
+        if let Some(mut child) = self.etcd.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
     fn wait_ready(&mut self, ca: &Path) {
         let tls = tls_config(ca);
         let deadline = Instant::now() + READY_TIMEOUT;

@@ -354,6 +354,10 @@ impl Cluster for DryRunCluster {
         Ok(true)
     }
 
+    fn failing_readyz_checks(&self) -> Result<Vec<String>, ClusterError> {
+        Ok(Vec::new())
+    }
+
     fn wait_for_api(&self, _timeout: Duration) -> Result<Duration, ClusterError> {
         self.reporter
             .out("[dryrun] Would wait for the API Server's /healthz endpoint to return 'ok'\n");

@@ -117,6 +117,9 @@ impl Cluster for Fake {
     fn healthy(&self) -> Result<bool, ClusterError> {
         Ok(self.health.lock().expect("test").pop_front().unwrap_or(false))
     }
+    fn failing_readyz_checks(&self) -> Result<Vec<String>, ClusterError> {
+        Ok(Vec::new())
+    }
     fn pause(&self, d: Duration) {
         self.pauses.lock().expect("test").push(d);
     }

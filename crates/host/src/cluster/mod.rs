@@ -238,6 +238,22 @@ macro_rules! send {
     }};
 }
 
+/// The checks a verbose health answer marks failed (`[-]etcd failed: reason withheld`); the whole
+/// answer when it is neither `ok` nor such a list.
+fn failing_checks(body: &str) -> Vec<String> {
+    let body = body.trim();
+    let failed: Vec<String> = body
+        .lines()
+        .filter_map(|l| l.strip_prefix("[-]"))
+        .map(|l| l.trim().to_string())
+        .collect();
+    let listed = body.lines().any(|l| l.starts_with("[+]"));
+    if failed.is_empty() && !listed && body != "ok" {
+        return vec![body.to_string()];
+    }
+    failed
+}
+
 /// The REST path of a resource's collection, in a namespace or cluster-wide.
 fn collection_path(resource: &Resource, namespace: &str) -> String {
     // Non-resource paths (`/healthz`) have no version.
@@ -412,5 +428,25 @@ impl Cluster for KubeCluster {
             // An error status: up, not healthy yet.
             Err(_) => Ok(false),
         }
+    }
+
+    fn failing_readyz_checks(&self) -> Result<Vec<String>, ClusterError> {
+        let call = Call::new(Verb::Get, &Resource::new("", "", "readyz"), "", "");
+        let request = http::Request::get("/readyz?verbose")
+            .body(Vec::new())
+            .map_err(|e| Self::build_error(&call, e))?;
+        let client = self.client.clone();
+        // A failing check is an error status (500) with a plain-text body, which kube words as a
+        // Status it could not parse: that body is the answer here, not an error.
+        let body = self.run(&call, async move {
+            match client.request_text(request).await {
+                Ok(body) => Ok(body),
+                Err(kube::Error::Api(status)) if status.reason == "Failed to parse error data" => {
+                    Ok(status.message.clone())
+                }
+                Err(e) => Err(e),
+            }
+        })?;
+        Ok(failing_checks(&body))
     }
 }

@@ -74,7 +74,7 @@ pub(crate) fn run(data: &mut InitData) -> Result<(), PhaseError> {
         Err(e) => {
             data.reporter
                 .out(&failure_text(&e, &data.cfg.init.node_registration.cri_socket));
-            data.reporter.out(&diagnosis(data));
+            data.reporter.out(&diagnosis(data, client));
             Err(Box::new(WaitError::Timeout))
         }
     }
@@ -145,13 +145,26 @@ const CONTROL_PLANE: [&str; 4] = [
 
 /// Beyond upstream: what this host shows about the kubelet and the static pods (see
 /// [`crate::diagnose`]), so the user knows where to look first.
-fn diagnosis(data: &InitData) -> String {
-    static_pods_diagnosis(data, &CONTROL_PLANE)
+/// The API server's readiness and etcd's health among them: an API server that answers but is not
+/// healthy is named with the checks that fail.
+fn diagnosis(data: &InitData, client: &dyn kubeadm_effects::cluster::Cluster) -> String {
+    let mut more = vec![crate::diagnose::api_server(client)];
+    more.extend(crate::diagnose::etcd(
+        &*data.host_probe,
+        &*data.fs,
+        &data.manifest_dir,
+    ));
+    static_pods_diagnosis(data, &CONTROL_PLANE, more)
 }
 
 /// The kubelet, and the images and newest containers of `components`' static pods, on the host
-/// `data` sets up (also a joining control plane's etcd wait).
-pub(crate) fn static_pods_diagnosis(data: &InitData, components: &[&str]) -> String {
+/// `data` sets up (also a joining control plane's etcd wait), with the `more` findings the caller
+/// made.
+pub(crate) fn static_pods_diagnosis(
+    data: &InitData,
+    components: &[&str],
+    more: Vec<crate::diagnose::Finding>,
+) -> String {
     let mut findings = crate::diagnose::kubelet(&crate::diagnose::KubeletHost {
         probe: &*data.host_probe,
         runtime: &*data.runtime,
@@ -164,6 +177,7 @@ pub(crate) fn static_pods_diagnosis(data: &InitData, components: &[&str]) -> Str
         &data.manifest_dir,
         components,
     ));
+    findings.extend(more);
     let containers = crate::diagnose::containers(&*data.runtime, &*data.fs, components);
     crate::diagnose::render(&findings, &containers)
 }

@@ -138,11 +138,23 @@ pub(crate) fn run_etcd(data: &mut JoinData) -> Result<(), PhaseError> {
     let available = wait_for_cluster_available(&*etcd, &endpoints, retries, ETCD_POLL_INTERVAL, &pause);
     cp.reporter.progress_end();
     available.map_err(|source| {
-        // Beyond upstream: the kubelet, the etcd image and container, its last log lines.
+        // Beyond upstream: the kubelet, etcd's health, a member already of this node's name, the
+        // etcd image and container, its last log lines.
+        let mut more: Vec<_> = crate::diagnose::etcd(&*cp.host_probe, &*cp.fs, &cp.manifest_dir)
+            .into_iter()
+            .collect();
+        if let Ok(members) = etcd.list_members() {
+            let members: Vec<(String, String)> = members
+                .into_iter()
+                .flat_map(|m| m.peer_urls.into_iter().map(move |u| (m.name.clone(), u)))
+                .collect();
+            more.extend(crate::diagnose::etcd_name_taken(&members, &name, &peer));
+        }
         cp.reporter
             .out(&crate::init::wait_control_plane::static_pods_diagnosis(
                 cp,
                 &["etcd"],
+                more,
             ));
         JoinEtcdError::Wait {
             manifest: cp.manifest_dir.join("etcd.yaml").display().to_string(),

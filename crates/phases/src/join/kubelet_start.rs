@@ -242,6 +242,12 @@ fn kubelet_start(data: &mut JoinData, bootstrap: &Path) -> Result<(), PhaseError
                 &*bootstrap_client,
                 user.as_deref(),
             ));
+            let local = data.host_probe.local_addresses().unwrap_or_default();
+            findings.extend(crate::diagnose::node_name_taken(
+                &*bootstrap_client,
+                &node_name,
+                &local,
+            ));
             data.reporter.out(&crate::diagnose::render(&findings, &[]));
             return Err(Box::new(e));
         }

@@ -868,9 +868,15 @@ impl StaticPodUpgrade<'_> {
 }
 
 impl StaticPodUpgrade<'_> {
-    /// Beyond upstream: what the runtime says of the component's newest container, printed before
-    /// the rollback, so that the cause is on screen (a bad flag, a missing file, a crash loop).
+    /// Beyond upstream: what the runtime says of the component's newest container (and, for
+    /// kube-apiserver, its `/readyz` checks), printed before the rollback, so that the cause is on
+    /// screen (a bad flag, a missing file, a crash loop, etcd unusable).
     fn diagnose(&self, component: &str) {
+        if component == "kube-apiserver" {
+            let f = crate::diagnose::api_server(self.cluster);
+            let mark = if f.certain { "CAUSE: " } else { "" };
+            self.say(&format!("[upgrade/staticpods] Diagnosis: {mark}{}", f.text));
+        }
         for line in crate::diagnose::containers(self.runtime, self.fs, &[component]) {
             match line.strip_prefix("  ") {
                 Some(log) => self.say(&format!("[upgrade/staticpods]   {log}")),

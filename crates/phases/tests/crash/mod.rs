@@ -207,6 +207,10 @@ impl Cluster for CrashCluster {
         self.call();
         self.0.healthy()
     }
+    fn failing_readyz_checks(&self) -> Result<Vec<String>, ClusterError> {
+        self.call();
+        self.0.failing_readyz_checks()
+    }
     fn pause(&self, d: Duration) {
         self.0.pause(d);
     }

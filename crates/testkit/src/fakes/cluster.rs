@@ -24,6 +24,8 @@ struct State {
     /// The API server goes down at this call (counting from 0), if set.
     down_at: Option<usize>,
     down: bool,
+    /// What `/readyz?verbose` reports failing while up.
+    failing_readyz: Vec<String>,
     version: u64,
     paused: Duration,
 }
@@ -102,6 +104,12 @@ impl FakeCluster {
         let mut s = self.lock();
         s.down = false;
         s.down_at = None;
+    }
+
+    /// The API server answers, but these `/readyz` checks fail (`etcd failed: reason withheld`).
+    pub fn with_failing_readyz(self, checks: &[&str]) -> Self {
+        self.lock().failing_readyz = checks.iter().map(|c| c.to_string()).collect();
+        self
     }
 
     /// The calls made so far, in order (calls refused during an outage included).
@@ -267,7 +275,18 @@ impl Cluster for FakeCluster {
 
     fn healthy(&self) -> Result<bool, ClusterError> {
         let s = self.lock();
-        Ok(!s.down)
+        Ok(!s.down && s.failing_readyz.is_empty())
+    }
+
+    fn failing_readyz_checks(&self) -> Result<Vec<String>, ClusterError> {
+        let s = self.lock();
+        if s.down {
+            return Err(ClusterError::Unavailable {
+                call: Box::new(Call::new(Verb::Get, &Resource::new("", "", "readyz"), "", "")),
+                message: "connection refused".to_string(),
+            });
+        }
+        Ok(s.failing_readyz.clone())
     }
 
     fn pause(&self, duration: Duration) {

@@ -53,6 +53,8 @@ pub struct FakeHost {
     /// What a `GET` of each URL answers (a status code or Go's error text); a URL not listed is
     /// refused, as a port nothing listens on.
     pub http: BTreeMap<String, Result<u16, String>>,
+    /// The body each URL of `http` answers with (none: empty).
+    pub http_bodies: BTreeMap<String, String>,
     /// Each service's log lines, oldest first; a service not listed has no log.
     pub service_logs: BTreeMap<String, Vec<String>>,
     /// See [`HostProbe::local_addresses`].
@@ -127,6 +129,7 @@ impl Default for FakeHost {
             kubelet_version_output: Ok("Kubernetes v1.25.16\n".to_string()),
             proxy_env: ProxyEnv::default(),
             http: BTreeMap::new(),
+            http_bodies: BTreeMap::new(),
             service_logs: BTreeMap::new(),
             addresses: ["127.0.0.1", "10.0.0.1", "::1"]
                 .iter()
@@ -214,6 +217,10 @@ impl HostProbe for FakeHost {
     }
     fn local_addresses(&self) -> Result<Vec<std::net::IpAddr>, String> {
         Ok(self.addresses.clone())
+    }
+    fn http_get_text(&self, url: &str) -> Result<(u16, String), String> {
+        let code = self.http_get(url)?;
+        Ok((code, self.http_bodies.get(url).cloned().unwrap_or_default()))
     }
     fn http_get(&self, url: &str) -> Result<u16, String> {
         self.http.get(url).cloned().unwrap_or_else(|| {
