@@ -452,9 +452,9 @@ mod tests {
 
     use super::*;
 
-    /// The status code of a real answer, the request line sent, and a refused port in Go's words.
-    #[test]
-    fn http_get_reads_the_status_and_words_refusals_as_go() {
+    /// A server on a free loopback port that answers one request with `answer`; joining it gives
+    /// the request's head as received.
+    fn serve_once(answer: &'static str) -> (u16, std::thread::JoinHandle<String>) {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
         let port = listener.local_addr().expect("addr").port();
         let server = std::thread::spawn(move || {
@@ -469,10 +469,16 @@ mod tests {
                 }
                 request.extend_from_slice(&chunk[..n]);
             }
-            conn.write_all(b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n")
-                .expect("write");
+            conn.write_all(answer.as_bytes()).expect("write");
             String::from_utf8_lossy(&request).into_owned()
         });
+        (port, server)
+    }
+
+    /// The status code of a real answer, the request line sent, and a refused port in Go's words.
+    #[test]
+    fn http_get_reads_the_status_and_words_refusals_as_go() {
+        let (port, server) = serve_once("HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n");
         let url = format!("http://127.0.0.1:{port}/healthz");
         assert_eq!(RealHostProbe.http_get(&url), Ok(503));
         let request = server.join().expect("server");
@@ -492,21 +498,7 @@ mod tests {
                 "{\"health\":\"true\"}",
             ),
         ] {
-            let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
-            let port = listener.local_addr().expect("addr").port();
-            let server = std::thread::spawn(move || {
-                let (mut conn, _) = listener.accept().expect("accept");
-                let mut request = Vec::new();
-                let mut chunk = [0u8; 512];
-                while !request.windows(4).any(|w| w == b"\r\n\r\n") {
-                    let n = conn.read(&mut chunk).expect("read");
-                    if n == 0 {
-                        break;
-                    }
-                    request.extend_from_slice(&chunk[..n]);
-                }
-                conn.write_all(answer.as_bytes()).expect("write");
-            });
+            let (port, server) = serve_once(answer);
             let url = format!("http://127.0.0.1:{port}/health");
             let code: u16 = answer[9..12].parse().expect("code");
             assert_eq!(RealHostProbe.http_get_text(&url), Ok((code, body.to_string())));

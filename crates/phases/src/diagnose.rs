@@ -112,6 +112,9 @@ pub(crate) fn kubelet(host: &KubeletHost<'_>) -> Vec<Finding> {
     {
         out.push(Finding::fact(format!("the kubelet's log says: {line}")));
     }
+    if !healthy && let Some(f) = cgroups(host.probe) {
+        out.push(f);
+    }
     if let Some(f) = node_ip(host) {
         out.push(f);
     }
@@ -127,6 +130,37 @@ pub(crate) fn kubelet(host: &KubeletHost<'_>) -> Vec<Finding> {
         }
     }
     out
+}
+
+/// The controllers the kubelet cannot run without (upstream's system validator's required ones,
+/// `devices` and `freezer` aside: on cgroup v2 they are implicit).
+const KUBELET_CONTROLLERS: [&str; 4] = ["cpu", "cpuset", "memory", "pids"];
+
+/// The host's cgroup version and the controllers the kubelet needs that it lacks (the cause),
+/// or the version alone (a fact, for reading the kubelet's log and the runtime's configuration).
+fn cgroups(probe: &dyn HostProbe) -> Option<Finding> {
+    use kubeadm_effects::host_probe::Cgroups;
+    let (version, enabled) = match probe.cgroups().ok()? {
+        Cgroups::V1(enabled) => ("v1", enabled),
+        Cgroups::V2(enabled) => ("v2 (the unified hierarchy)", enabled),
+    };
+    let missing: Vec<&str> = KUBELET_CONTROLLERS
+        .iter()
+        .copied()
+        .filter(|c| !enabled.iter().any(|e| e == c))
+        .collect();
+    Some(if missing.is_empty() {
+        Finding::fact(format!(
+            "this host uses cgroup {version}, with the controllers the kubelet needs"
+        ))
+    } else {
+        Finding::cause(format!(
+            "this host uses cgroup {version} without the {} controller{} the kubelet needs: enable {} (kernel command line, or the cgroup.subtree_control of the parent cgroup)",
+            missing.join(", "),
+            if missing.len() == 1 { "" } else { "s" },
+            if missing.len() == 1 { "it" } else { "them" }
+        ))
+    })
 }
 
 /// The kubelet's `--node-ip` (from `kubeadm-flags.env`, where kubeadm writes

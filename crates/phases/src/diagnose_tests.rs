@@ -162,14 +162,14 @@ fn a_cgroup_driver_mismatch_is_the_cause() {
         "{found:#?}"
     );
 
-    // Agreement, or a runtime that does not say: no cgroup finding.
+    // Agreement, or a runtime that does not say: no cgroup driver finding.
     for (runtime, config) in [
         (&cgroupfs, CGROUPFS),
         (&systemd, SYSTEMD),
         (&Containerd::default(), SYSTEMD),
     ] {
         let found = kubelet_findings(&host, runtime, config);
-        assert!(!found.iter().any(|f| f.text.contains("cgroup")), "{found:#?}");
+        assert!(!found.iter().any(|f| f.text.contains("driver")), "{found:#?}");
     }
 }
 
@@ -816,4 +816,48 @@ fn a_node_of_this_name_elsewhere_is_named() {
     let cluster = FakeCluster::new().with_object(&nodes, node("10.0.0.1", "True"));
     assert_eq!(node_name_taken(&cluster, "worker", &local), None);
     assert_eq!(node_name_taken(&FakeCluster::new(), "worker", &local), None);
+}
+
+/// The host's cgroup version, when the kubelet is not healthy: a fact with the controllers it
+/// needs, the cause without one of them; nothing while the kubelet is healthy.
+#[test]
+fn the_cgroup_version_and_missing_controllers_are_named() {
+    use kubeadm_effects::host_probe::Cgroups;
+    let cgroup_lines = |host: &FakeHost| -> Vec<Finding> {
+        kubelet_findings(host, &Containerd::default(), CGROUPFS)
+            .into_iter()
+            .filter(|f| f.text.contains("cgroup v"))
+            .collect()
+    };
+    assert_eq!(
+        cgroup_lines(&FakeHost::default()),
+        [Finding::fact(
+            "this host uses cgroup v2 (the unified hierarchy), with the controllers the kubelet needs"
+                .to_string()
+        )]
+    );
+    let mut host = FakeHost {
+        cgroups: Ok(Cgroups::V2(vec!["cpu".into(), "io".into(), "memory".into()])),
+        ..FakeHost::default()
+    };
+    assert_eq!(
+        cgroup_lines(&host),
+        [Finding::cause(
+            "this host uses cgroup v2 (the unified hierarchy) without the cpuset, pids controllers the kubelet needs: enable them (kernel command line, or the cgroup.subtree_control of the parent cgroup)".to_string()
+        )]
+    );
+    host.cgroups = Ok(Cgroups::V1(
+        ["cpuset", "cpu", "cpuacct", "memory", "devices", "freezer", "pids"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
+    ));
+    let found = cgroup_lines(&host);
+    assert!(
+        found.len() == 1 && !found[0].certain && found[0].text.starts_with("this host uses cgroup v1,"),
+        "{found:#?}"
+    );
+    host.http
+        .insert("http://localhost:10248/healthz".to_string(), Ok(200));
+    assert!(cgroup_lines(&host).is_empty());
 }
