@@ -109,6 +109,12 @@ pub(crate) fn create_pki_assets(data: &mut InitData) -> Result<(), PhaseError> {
     let inputs = pki_inputs(&data.cfg);
     let dir = data.cert_dir();
     let specs: Vec<&'static kubeadm_core::pki::CertSpec> = cert_list(&inputs.etcd).collect();
+    // What a run killed while writing a pair left (see `InitData::write_pair`), completed or
+    // dropped first: the checks below read the certificates directly.
+    for spec in &specs {
+        let (crt, key) = cert_and_key_paths(&dir, spec.base_name);
+        data.recover_pending(spec.base_name, &crt, &key)?;
+    }
     // Every missing key at once, in one parallel batch (upstream makes them one after another).
     let mut wanted: Vec<KeyAlgorithm> = specs
         .iter()
