@@ -1,5 +1,6 @@
 //! A control plane's `kubeadm join` (preflight skipped, as Cluster API's retries run it) stopped
-//! dead at every file change, API call, etcd call, kubelet stop and restart in turn, then run again.
+//! dead at every file change, API call, etcd member addition, kubelet stop and restart in turn,
+//! then run again.
 //!
 //! The cluster is what `kubeadm init --upload-certs` leaves (made on fakes, as in
 //! `init_crash_points.rs`), with the JWS signature of `cluster-info` and the etcd Pod the kubelet
@@ -18,9 +19,8 @@ use std::sync::atomic::Ordering;
 
 use kubeadm_api::v1beta3::{ApiEndpoint, BootstrapTokenDiscovery, JoinConfiguration, JoinControlPlane};
 use kubeadm_effects::cluster::{Cluster, Resource};
-use kubeadm_effects::etcd::{Etcd, EtcdError, Member};
+use kubeadm_effects::etcd::Etcd;
 use kubeadm_effects::fs::Fs;
-use kubeadm_effects::init_system::{InitSystem, InitSystemKind, ServiceError};
 use kubeadm_phases::{ClusterAccess, JoinData};
 use kubeadm_testkit::fakes::{FakeCluster, FakeEtcd, FakeHost, started_member};
 use serde_json::{Value, json};
@@ -29,8 +29,8 @@ mod common;
 mod crash;
 use common::{Captured, Shared, context, golden, load_config};
 use crash::{
-    CrashCluster, CrashFs, CrashPoint, KEYS, MemFs, NOW, Node, comparable, file_problems, pki_problems,
-    try_each,
+    CrashCluster, CrashEtcd, CrashFs, CrashPoint, KEYS, KUBELET_CONF, Kubelet, MemFs, NOW, Node, comparable,
+    file_problems, pki_problems, try_each,
 };
 
 const TOKEN: &str = "abcdef.0123456789abcdef";
@@ -40,97 +40,8 @@ const NODE: &str = "node2";
 const ADDRESS: &str = "192.0.2.3";
 /// The first control plane's address (the golden config's).
 const FIRST: &str = "10.0.0.1";
-const KUBELET_CONF: &str = "/etc/kubernetes/kubelet.conf";
 
 type Files = BTreeMap<PathBuf, (u32, Vec<u8>)>;
-
-/// The joining node's kubelet as its service (see `join_crash_points.rs`).
-struct Kubelet {
-    fs: Arc<MemFs>,
-    cluster: Arc<FakeCluster>,
-    crash: Arc<CrashPoint>,
-}
-
-impl InitSystem for Kubelet {
-    fn kind(&self) -> Option<InitSystemKind> {
-        Some(InitSystemKind::Systemd)
-    }
-    fn service_exists(&self, _: &str) -> bool {
-        true
-    }
-    fn service_stop(&self, service: &str) -> Result<(), ServiceError> {
-        if self.crash.step() {
-            Ok(())
-        } else {
-            Err(ServiceError {
-                command: format!("systemctl stop {service}"),
-                reason: "simulated crash".into(),
-            })
-        }
-    }
-    fn service_restart(&self, service: &str) -> Result<(), ServiceError> {
-        if !self.crash.step() {
-            return Err(ServiceError {
-                command: format!("systemctl restart {service}"),
-                reason: "simulated crash".into(),
-            });
-        }
-        // The kubelet is another process: what it writes is not the join's to lose.
-        self.fs
-            .write(Path::new(KUBELET_CONF), b"the kubelet's kubeconfig\n", 0o600)
-            .expect("kubelet.conf");
-        if self.cluster.object(&Resource::nodes(), "", NODE).is_none() {
-            self.cluster
-                .create(
-                    &Resource::nodes(),
-                    &json!({"apiVersion": "v1", "kind": "Node",
-                        "metadata": {"name": NODE, "labels": {"kubernetes.io/hostname": NODE}},
-                        "status": {"conditions": [{"type": "Ready", "status": "False"}]}}),
-                )
-                .expect("node");
-        }
-        Ok(())
-    }
-}
-
-/// etcd behind a crash point: every call is an operation; once dead, every call fails.
-struct CrashEtcd(Arc<FakeEtcd>, Arc<CrashPoint>);
-
-impl CrashEtcd {
-    fn step(&self, call: &str) -> Result<(), EtcdError> {
-        if self.1.step() {
-            Ok(())
-        } else {
-            Err(EtcdError {
-                call: call.to_string(),
-                endpoints: self.0.endpoints(),
-                message: "simulated crash".into(),
-            })
-        }
-    }
-}
-
-impl Etcd for CrashEtcd {
-    fn endpoints(&self) -> Vec<String> {
-        self.0.endpoints()
-    }
-    fn list_members(&self) -> Result<Vec<Member>, EtcdError> {
-        self.step("MemberList")?;
-        self.0.list_members()
-    }
-    fn remove_member(&self, id: u64) -> Result<Vec<Member>, EtcdError> {
-        self.step("MemberRemove")?;
-        self.0.remove_member(id)
-    }
-    fn add_member(&self, peer_url: &str) -> Result<Vec<Member>, EtcdError> {
-        self.step("MemberAdd")?;
-        self.0.add_member(peer_url)
-    }
-    fn status(&self, endpoint: &str) -> Result<(), EtcdError> {
-        self.step("Status")?;
-        self.0.status(endpoint)
-    }
-}
 
 /// The certificates and keys every control plane shares (what `kubeadm-certs` holds).
 const SHARED: [&str; 8] = [
@@ -178,18 +89,7 @@ fn cluster() -> (FakeCluster, Files) {
     kubeadm_phases::init::workflow()
         .run(&mut data, &[], &["preflight".to_string()])
         .unwrap_or_else(|e| panic!("init: {e:#}"));
-    let info = node
-        .cluster
-        .object(&Resource::config_maps(), "kube-public", "cluster-info")
-        .expect("cluster-info");
-    let kubeconfig = info["data"]["kubeconfig"].as_str().expect("kubeconfig");
-    let (id, secret) = TOKEN.split_once('.').expect("token");
-    let jws = kubeadm_core::cluster::cluster_info::detached_jws(kubeconfig, id, secret);
-    let mut signed = info.clone();
-    signed["data"][format!("jws-kubeconfig-{id}")] = Value::String(jws);
-    node.cluster
-        .update(&Resource::config_maps(), &signed)
-        .expect("sign cluster-info");
+    crash::sign_cluster_info(&node.cluster, TOKEN);
     node.cluster
         .create(
             &Resource::core("pods"),
@@ -270,6 +170,7 @@ impl Joining {
                 fs: self.fs.clone(),
                 cluster: self.cluster.clone(),
                 crash: crash.clone(),
+                node: NODE,
             }),
             host_probe: Box::new(FakeHost::default()),
             runtime: Box::new(kubeadm_host::cri::CriClient::new("unix:///nonexistent.sock").expect("client")),
@@ -430,7 +331,7 @@ fn killed_at_any_point_finishes_when_run_again(what: &str, certificate_key: &str
 #[test]
 fn a_control_plane_join_killed_at_any_point_finishes_when_run_again() {
     killed_at_any_point_finishes_when_run_again(
-        "control-plane join with --certificate-key (file changes, API and etcd calls, kubelet stop and restart)",
+        "control-plane join with --certificate-key (file changes, API calls, etcd member addition, kubelet stop and restart)",
         CERTIFICATE_KEY,
     );
 }
@@ -441,7 +342,7 @@ fn a_control_plane_join_killed_at_any_point_finishes_when_run_again() {
 #[test]
 fn a_control_plane_join_making_its_cas_killed_at_any_point_finishes_when_run_again() {
     killed_at_any_point_finishes_when_run_again(
-        "control-plane join making its CAs (file changes, API and etcd calls, kubelet stop and restart)",
+        "control-plane join making its CAs (file changes, API calls, etcd member addition, kubelet stop and restart)",
         "",
     );
 }

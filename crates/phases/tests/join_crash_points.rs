@@ -18,91 +18,26 @@ use std::sync::atomic::Ordering;
 use kubeadm_api::v1beta3::{BootstrapTokenDiscovery, JoinConfiguration};
 use kubeadm_effects::cluster::{Cluster, Resource};
 use kubeadm_effects::etcd::Etcd;
-use kubeadm_effects::fs::Fs;
-use kubeadm_effects::init_system::{InitSystem, InitSystemKind, ServiceError};
 use kubeadm_phases::JoinData;
 use kubeadm_testkit::fakes::{FakeCluster, FakeHost};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 mod common;
 mod crash;
 use common::{Captured, Shared};
-use crash::{CrashCluster, CrashFs, CrashPoint, MemFs, Node, try_each};
+use crash::{CrashCluster, CrashFs, CrashPoint, KUBELET_CONF, Kubelet, MemFs, Node, try_each};
 
 const TOKEN: &str = "abcdef.0123456789abcdef";
 const WORKER: &str = "worker";
-const KUBELET_CONF: &str = "/etc/kubernetes/kubelet.conf";
 
 type Files = BTreeMap<PathBuf, (u32, Vec<u8>)>;
-
-/// The joining node's kubelet as its service: stopping it and restarting it are operations of the
-/// join; a restart brings up a kubelet that bootstraps at once: it writes `kubelet.conf` and
-/// registers its Node.
-struct Kubelet {
-    fs: Arc<MemFs>,
-    cluster: Arc<FakeCluster>,
-    crash: Arc<CrashPoint>,
-}
-
-impl InitSystem for Kubelet {
-    fn kind(&self) -> Option<InitSystemKind> {
-        Some(InitSystemKind::Systemd)
-    }
-    fn service_exists(&self, _: &str) -> bool {
-        true
-    }
-    fn service_stop(&self, service: &str) -> Result<(), ServiceError> {
-        if self.crash.step() {
-            Ok(())
-        } else {
-            Err(ServiceError {
-                command: format!("systemctl stop {service}"),
-                reason: "simulated crash".into(),
-            })
-        }
-    }
-    fn service_restart(&self, service: &str) -> Result<(), ServiceError> {
-        if !self.crash.step() {
-            return Err(ServiceError {
-                command: format!("systemctl restart {service}"),
-                reason: "simulated crash".into(),
-            });
-        }
-        // The kubelet is another process: what it writes is not the join's to lose.
-        self.fs
-            .write(Path::new(KUBELET_CONF), b"the kubelet's kubeconfig\n", 0o600)
-            .expect("kubelet.conf");
-        if self.cluster.object(&Resource::nodes(), "", WORKER).is_none() {
-            self.cluster
-                .create(
-                    &Resource::nodes(),
-                    &json!({"apiVersion": "v1", "kind": "Node",
-                        "metadata": {"name": WORKER, "labels": {"kubernetes.io/hostname": WORKER}},
-                        "status": {"conditions": [{"type": "Ready", "status": "False"}]}}),
-                )
-                .expect("node");
-        }
-        Ok(())
-    }
-}
 
 /// The cluster as `kubeadm init` left it, `cluster-info` signed for the token.
 fn cluster() -> FakeCluster {
     let node = Node::new();
     node.init(&CrashPoint::new(None))
         .unwrap_or_else(|e| panic!("init: {e}"));
-    let info = node
-        .cluster
-        .object(&Resource::config_maps(), "kube-public", "cluster-info")
-        .expect("cluster-info");
-    let kubeconfig = info["data"]["kubeconfig"].as_str().expect("kubeconfig");
-    let (id, secret) = TOKEN.split_once('.').expect("token");
-    let jws = kubeadm_core::cluster::cluster_info::detached_jws(kubeconfig, id, secret);
-    let mut signed = info.clone();
-    signed["data"][format!("jws-kubeconfig-{id}")] = Value::String(jws);
-    node.cluster
-        .update(&Resource::config_maps(), &signed)
-        .expect("sign cluster-info");
+    crash::sign_cluster_info(&node.cluster, TOKEN);
     node.cluster.copy()
 }
 
@@ -152,6 +87,7 @@ impl Joining {
                 fs: self.fs.clone(),
                 cluster: self.cluster.clone(),
                 crash: crash.clone(),
+                node: WORKER,
             }),
             host_probe: Box::new(FakeHost::default()),
             runtime: Box::new(kubeadm_host::cri::CriClient::new("unix:///nonexistent.sock").expect("client")),

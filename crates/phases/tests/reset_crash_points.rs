@@ -21,7 +21,7 @@ use kubeadm_effects::cluster::{Cluster, Resource};
 use kubeadm_effects::cri::{
     CriCall, CriError, Image, PodSandbox, Runtime, RuntimeStatus, RuntimeVersion, SandboxState,
 };
-use kubeadm_effects::etcd::{Etcd, EtcdError, Member};
+use kubeadm_effects::etcd::{Etcd, Member};
 use kubeadm_effects::fs::Fs;
 use kubeadm_effects::init_system::{InitSystem, InitSystemKind, ServiceError};
 use kubeadm_phases::ResetData;
@@ -32,7 +32,7 @@ use serde_json::json;
 mod common;
 mod crash;
 use common::Captured;
-use crash::{CrashCluster, CrashFs, CrashPoint, MemFs, Node, try_each};
+use crash::{CrashCluster, CrashEtcd, CrashFs, CrashPoint, MemFs, Node, try_each};
 
 type Files = BTreeMap<PathBuf, (u32, Vec<u8>)>;
 
@@ -134,43 +134,6 @@ impl Runtime for Sandboxes {
     }
     fn remove_pod_sandbox(&self, id: &str) -> Result<(), CriError> {
         self.act(id, true)
-    }
-}
-
-/// The etcd cluster: removing a member is an operation.
-struct CrashEtcd(Arc<FakeEtcd>, Arc<CrashPoint>);
-
-impl CrashEtcd {
-    fn dead(&self, call: &str) -> EtcdError {
-        EtcdError {
-            call: call.into(),
-            endpoints: self.0.endpoints(),
-            message: "simulated crash".into(),
-        }
-    }
-}
-
-impl Etcd for CrashEtcd {
-    fn endpoints(&self) -> Vec<String> {
-        self.0.endpoints()
-    }
-    fn list_members(&self) -> Result<Vec<Member>, EtcdError> {
-        if self.1.dead() {
-            return Err(self.dead("MemberList"));
-        }
-        self.0.list_members()
-    }
-    fn remove_member(&self, id: u64) -> Result<Vec<Member>, EtcdError> {
-        if !self.1.step() {
-            return Err(self.dead("MemberRemove"));
-        }
-        self.0.remove_member(id)
-    }
-    fn add_member(&self, _: &str) -> Result<Vec<Member>, EtcdError> {
-        unreachable!("reset adds no member")
-    }
-    fn status(&self, _: &str) -> Result<(), EtcdError> {
-        unreachable!("reset asks no status")
     }
 }
 

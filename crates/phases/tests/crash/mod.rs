@@ -13,10 +13,13 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use kubeadm_effects::cluster::{Cluster, ClusterError, ListOptions, PatchType, Propagation, Resource};
+use kubeadm_effects::etcd::{Etcd, EtcdError, Member};
 use kubeadm_effects::fs::{DryRunFs, Fs, FsChange};
+use kubeadm_effects::init_system::{InitSystem, InitSystemKind, ServiceError};
 use kubeadm_effects::keygen::{GeneratedKey, KeyAlgorithm, KeyGen, KeyGenError};
 use kubeadm_phases::ClusterAccess;
 use kubeadm_testkit::fakes::FakeCluster;
+use kubeadm_testkit::fakes::FakeEtcd;
 use serde_json::{Value, json};
 
 use crate::common::{Captured, context, golden, load_config};
@@ -604,5 +607,126 @@ impl Fs for MemFs {
             .ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))?;
         files.insert(to.to_path_buf(), f);
         Ok(())
+    }
+}
+
+/// The kubeconfig a joining node's kubelet writes once it has bootstrapped.
+pub const KUBELET_CONF: &str = "/etc/kubernetes/kubelet.conf";
+
+/// A joining node's kubelet as its service: stopping it and restarting it are operations of the
+/// join; a restart brings up a kubelet that bootstraps at once: it writes `kubelet.conf` and
+/// registers its Node (`node`, not Ready).
+pub struct Kubelet {
+    pub fs: Arc<MemFs>,
+    pub cluster: Arc<FakeCluster>,
+    pub crash: Arc<CrashPoint>,
+    pub node: &'static str,
+}
+
+impl InitSystem for Kubelet {
+    fn kind(&self) -> Option<InitSystemKind> {
+        Some(InitSystemKind::Systemd)
+    }
+    fn service_exists(&self, _: &str) -> bool {
+        true
+    }
+    fn service_stop(&self, service: &str) -> Result<(), ServiceError> {
+        if self.crash.step() {
+            Ok(())
+        } else {
+            Err(ServiceError {
+                command: format!("systemctl stop {service}"),
+                reason: "simulated crash".into(),
+            })
+        }
+    }
+    fn service_restart(&self, service: &str) -> Result<(), ServiceError> {
+        if !self.crash.step() {
+            return Err(ServiceError {
+                command: format!("systemctl restart {service}"),
+                reason: "simulated crash".into(),
+            });
+        }
+        // The kubelet is another process: what it writes is not the join's to lose.
+        self.fs
+            .write(Path::new(KUBELET_CONF), b"the kubelet's kubeconfig\n", 0o600)
+            .expect("kubelet.conf");
+        if self.cluster.object(&Resource::nodes(), "", self.node).is_none() {
+            self.cluster
+                .create(
+                    &Resource::nodes(),
+                    &json!({"apiVersion": "v1", "kind": "Node",
+                        "metadata": {"name": self.node, "labels": {"kubernetes.io/hostname": self.node}},
+                        "status": {"conditions": [{"type": "Ready", "status": "False"}]}}),
+                )
+                .expect("node");
+        }
+        Ok(())
+    }
+}
+
+/// `cluster-info` signed for `token` (`id.secret`), as the controller-manager's bootstrap signer
+/// does.
+pub fn sign_cluster_info(cluster: &FakeCluster, token: &str) {
+    let info = cluster
+        .object(&Resource::config_maps(), "kube-public", "cluster-info")
+        .expect("cluster-info");
+    let kubeconfig = info["data"]["kubeconfig"].as_str().expect("kubeconfig");
+    let (id, secret) = token.split_once('.').expect("token");
+    let jws = kubeadm_core::cluster::cluster_info::detached_jws(kubeconfig, id, secret);
+    let mut signed = info.clone();
+    signed["data"][format!("jws-kubeconfig-{id}")] = Value::String(jws);
+    cluster
+        .update(&Resource::config_maps(), &signed)
+        .expect("sign cluster-info");
+}
+
+/// The etcd cluster behind a crash point: adding and removing a member are operations; once
+/// dead, every call fails.
+pub struct CrashEtcd(pub Arc<FakeEtcd>, pub Arc<CrashPoint>);
+
+impl CrashEtcd {
+    fn dead(&self, call: &str) -> EtcdError {
+        EtcdError {
+            call: call.into(),
+            endpoints: self.0.endpoints(),
+            message: "simulated crash".into(),
+        }
+    }
+    fn look(&self, call: &str) -> Result<(), EtcdError> {
+        if self.1.dead() {
+            Err(self.dead(call))
+        } else {
+            Ok(())
+        }
+    }
+    fn change(&self, call: &str) -> Result<(), EtcdError> {
+        if self.1.step() {
+            Ok(())
+        } else {
+            Err(self.dead(call))
+        }
+    }
+}
+
+impl Etcd for CrashEtcd {
+    fn endpoints(&self) -> Vec<String> {
+        self.0.endpoints()
+    }
+    fn list_members(&self) -> Result<Vec<Member>, EtcdError> {
+        self.look("MemberList")?;
+        self.0.list_members()
+    }
+    fn remove_member(&self, id: u64) -> Result<Vec<Member>, EtcdError> {
+        self.change("MemberRemove")?;
+        self.0.remove_member(id)
+    }
+    fn add_member(&self, peer_url: &str) -> Result<Vec<Member>, EtcdError> {
+        self.change("MemberAdd")?;
+        self.0.add_member(peer_url)
+    }
+    fn status(&self, endpoint: &str) -> Result<(), EtcdError> {
+        self.look("Status")?;
+        self.0.status(endpoint)
     }
 }
