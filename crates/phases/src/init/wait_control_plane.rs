@@ -143,10 +143,9 @@ const CONTROL_PLANE: [&str; 4] = [
     "kube-scheduler",
 ];
 
-/// Beyond upstream: what this host shows about the kubelet and the static pods (see
-/// [`crate::diagnose`]), so the user knows where to look first.
-/// The API server's readiness and etcd's health among them: an API server that answers but is not
-/// healthy is named with the checks that fail.
+/// Beyond upstream: what this host shows about the kubelet, the static pods, the API server's
+/// readiness and etcd's health (see [`crate::diagnose`]), so the user knows where to look first:
+/// an API server that answers but is not healthy is named with the checks that fail.
 fn diagnosis(data: &InitData, client: &dyn kubeadm_effects::cluster::Cluster) -> String {
     let mut more = vec![crate::diagnose::api_server(client)];
     more.extend(crate::diagnose::etcd(
