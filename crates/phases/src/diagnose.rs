@@ -30,6 +30,11 @@ impl Finding {
     fn fact(text: String) -> Self {
         Finding { certain: false, text }
     }
+    /// The line as printed: a certain cause marked `CAUSE: `.
+    pub(crate) fn marked(&self) -> String {
+        let mark = if self.certain { "CAUSE: " } else { "" };
+        format!("{mark}{}", self.text)
+    }
 }
 
 /// What the kubelet's side of the host shows.
@@ -494,11 +499,17 @@ pub(crate) fn etcd(probe: &dyn HostProbe, fs: &dyn Fs, manifest_dir: &Path) -> O
 /// carry this node's name with another peer URL (a node of the same name that left without
 /// `kubeadm reset`, or another machine given this name): the new member's `--initial-cluster`
 /// then names two members alike and it cannot join.
-pub(crate) fn etcd_name_taken(members: &[(String, String)], name: &str, peer_url: &str) -> Option<Finding> {
+pub(crate) fn etcd_name_taken(
+    members: &[kubeadm_effects::etcd::Member],
+    name: &str,
+    peer_url: &str,
+) -> Option<Finding> {
     let others: Vec<&str> = members
         .iter()
-        .filter(|(n, url)| n == name && url != peer_url)
-        .map(|(_, url)| url.as_str())
+        .filter(|m| m.name == name)
+        .flat_map(|m| &m.peer_urls)
+        .filter(|url| *url != peer_url)
+        .map(String::as_str)
         .collect();
     (!others.is_empty()).then(|| {
         Finding::cause(format!(
@@ -640,8 +651,7 @@ pub(crate) fn render(findings: &[Finding], more: &[String]) -> String {
         .filter(|f| f.certain)
         .chain(findings.iter().filter(|f| !f.certain));
     for f in ordered {
-        let mark = if f.certain { "CAUSE: " } else { "" };
-        out.push_str(&format!("\t- {mark}{}\n", f.text));
+        out.push_str(&format!("\t- {}\n", f.marked()));
     }
     for line in more {
         match line.strip_prefix("  ") {

@@ -752,8 +752,16 @@ fn etcd_unhealthy_is_named_with_its_reason() {
 /// join's etcd wait failing; this node's own member, or other names, say nothing.
 #[test]
 fn an_etcd_member_of_this_name_elsewhere_is_the_cause() {
-    let members = |list: &[(&str, &str)]| -> Vec<(String, String)> {
-        list.iter().map(|(n, u)| (n.to_string(), u.to_string())).collect()
+    let members = |list: &[(&str, &str)]| -> Vec<kubeadm_effects::etcd::Member> {
+        list.iter()
+            .zip(1..)
+            .map(|((n, u), id)| kubeadm_effects::etcd::Member {
+                id,
+                name: n.to_string(),
+                peer_urls: vec![u.to_string()],
+                client_urls: Vec::new(),
+            })
+            .collect()
     };
     let found = etcd_name_taken(
         &members(&[

@@ -144,10 +144,6 @@ pub(crate) fn run_etcd(data: &mut JoinData) -> Result<(), PhaseError> {
             .into_iter()
             .collect();
         if let Ok(members) = etcd.list_members() {
-            let members: Vec<(String, String)> = members
-                .into_iter()
-                .flat_map(|m| m.peer_urls.into_iter().map(move |u| (m.name.clone(), u)))
-                .collect();
             more.extend(crate::diagnose::etcd_name_taken(&members, &name, &peer));
         }
         cp.reporter

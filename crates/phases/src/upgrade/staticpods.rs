@@ -874,8 +874,7 @@ impl StaticPodUpgrade<'_> {
     fn diagnose(&self, component: &str) {
         if component == "kube-apiserver" {
             let f = crate::diagnose::api_server(self.cluster);
-            let mark = if f.certain { "CAUSE: " } else { "" };
-            self.say(&format!("[upgrade/staticpods] Diagnosis: {mark}{}", f.text));
+            self.say(&format!("[upgrade/staticpods] Diagnosis: {}", f.marked()));
         }
         for line in crate::diagnose::containers(self.runtime, self.fs, &[component]) {
             match line.strip_prefix("  ") {
