@@ -17,20 +17,20 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use kubeadm_api::v1beta3::{ApiEndpoint, BootstrapTokenDiscovery, JoinConfiguration, JoinControlPlane};
+use kubeadm_api::v1beta3::{ApiEndpoint, JoinControlPlane};
 use kubeadm_effects::cluster::{Cluster, Resource};
 use kubeadm_effects::etcd::Etcd;
 use kubeadm_effects::fs::Fs;
-use kubeadm_phases::{ClusterAccess, JoinData};
-use kubeadm_testkit::fakes::{FakeCluster, FakeEtcd, FakeHost, started_member};
+use kubeadm_phases::ClusterAccess;
+use kubeadm_testkit::fakes::{FakeCluster, FakeEtcd, started_member};
 use serde_json::{Value, json};
 
 mod common;
 mod crash;
-use common::{Captured, Shared, context, golden, load_config};
+use common::{Captured, context, golden, load_config};
 use crash::{
-    CrashCluster, CrashEtcd, CrashFs, CrashPoint, KEYS, KUBELET_CONF, Kubelet, MemFs, NOW, Node, comparable,
-    file_problems, pki_problems, try_each,
+    CrashCluster, CrashEtcd, CrashFs, CrashPoint, KEYS, KUBELET_CONF, MemFs, NOW, Node, comparable,
+    file_problems, joining_data, node_object, pki_problems, run_join, try_each,
 };
 
 const TOKEN: &str = "abcdef.0123456789abcdef";
@@ -131,18 +131,7 @@ impl Joining {
     /// --control-plane --certificate-key … --apiserver-advertise-address 192.0.2.3 --node-name
     /// node2 --skip-phases=preflight` until `crash` kills it, if it does.
     fn join(&self, crash: &Arc<CrashPoint>, certificate_key: &str) -> Result<(), String> {
-        let mut cfg = JoinConfiguration::default();
-        cfg.discovery.bootstrap_token = Some(BootstrapTokenDiscovery {
-            token: TOKEN.into(),
-            api_server_endpoint: format!("{FIRST}:6443"),
-            ca_cert_hashes: vec![],
-            unsafe_skip_ca_verification: true,
-        });
-        cfg.discovery.tls_bootstrap_token = TOKEN.into();
-        cfg.discovery.timeout = Some(kubeadm_api::duration::Duration::from_nanos(10_000_000_000));
-        cfg.node_registration.name = NODE.into();
-        cfg.node_registration.cri_socket = "unix:///var/run/containerd/containerd.sock".into();
-        cfg.ca_cert_path = "/etc/kubernetes/pki/ca.crt".into();
+        let mut cfg = crash::token_join_config(TOKEN, &format!("{FIRST}:6443"), NODE);
         cfg.control_plane = Some(JoinControlPlane {
             local_api_endpoint: ApiEndpoint {
                 advertise_address: ADDRESS.into(),
@@ -150,89 +139,45 @@ impl Joining {
             },
             certificate_key: certificate_key.into(),
         });
-        let (cluster, point) = (self.cluster.clone(), crash.clone());
         let (cp_fs, cp_cluster, cp_point) = (self.fs.clone(), self.cluster.clone(), crash.clone());
         let (etcd, etcd_point) = (self.etcd.clone(), crash.clone());
-        let mut data = JoinData {
-            cfg,
-            dry_run: false,
-            ignore_preflight_errors: Default::default(),
-            kubeconfig_dir: "/etc/kubernetes".into(),
-            kubelet_dir: "/var/lib/kubelet".into(),
-            hostname: NODE.into(),
-            host: kubeadm_api::dynamic::HostFacts {
-                hostname: NODE.into(),
-                default_route_ipv4: Some(ADDRESS.parse().expect("ip")),
-                ..Default::default()
-            },
-            patches: None,
-            init_system: Box::new(Kubelet {
-                fs: self.fs.clone(),
-                cluster: self.cluster.clone(),
-                crash: crash.clone(),
-                node: NODE,
-            }),
-            host_probe: Box::new(FakeHost::default()),
-            runtime: Box::new(kubeadm_host::cri::CriClient::new("unix:///nonexistent.sock").expect("client")),
-            fs: Box::new(CrashFs(self.fs.clone(), crash.clone())),
-            reporter: Box::new(Shared(Arc::new(Captured::default()))),
-            connect: Box::new(move |_| {
-                Ok(Box::new(CrashCluster(cluster.clone(), point.clone())) as Box<dyn Cluster>)
-            }),
-            fetch_url: Box::new(|url| Err(format!("Get {url:?}: no HTTPS in this test"))),
-            tls_bootstrap: None,
-            tls_bootstrap_timeout: kubeadm_phases::join::kubelet_start::TLS_BOOTSTRAP_TIMEOUT,
-            init_cfg: None,
-            control_plane_context: Box::new(move |cfg| {
-                let (api, point) = (cp_cluster.clone(), cp_point.clone());
-                let access = ClusterAccess::new(
-                    PathBuf::from("/etc/kubernetes/admin.conf"),
-                    Box::new(move |_| {
-                        Ok(Box::new(CrashCluster(api.clone(), point.clone())) as Box<dyn Cluster>)
-                    }),
-                );
-                let mut data = context(
-                    cfg,
-                    Box::new(CrashFs(cp_fs.clone(), cp_point.clone())),
-                    Arc::new(Captured::default()),
-                    access,
-                    *NOW,
-                    false,
-                );
-                data.keygen = KEYS.clone();
-                data.kubelet_dir = "/var/lib/kubelet".into();
-                data.hostname = NODE.into();
-                data.skip_token_print = true;
-                data.skip_certificate_key_print = true;
-                Ok(data)
-            }),
-            control_plane: None,
-            etcd: Box::new(move |_, _| {
-                Ok(Box::new(CrashEtcd(etcd.clone(), etcd_point.clone())) as Box<dyn Etcd>)
-            }),
-        };
-        kubeadm_phases::join::workflow()
-            .run(&mut data, &[], &["preflight".to_string()])
-            .map_err(|e| format!("{e:#}"))
+        let mut data = joining_data(cfg, NODE, ADDRESS, &self.fs, &self.cluster, crash);
+        data.control_plane_context = Box::new(move |cfg| {
+            let (api, point) = (cp_cluster.clone(), cp_point.clone());
+            let access = ClusterAccess::new(
+                PathBuf::from("/etc/kubernetes/admin.conf"),
+                Box::new(move |_| Ok(Box::new(CrashCluster(api.clone(), point.clone())) as Box<dyn Cluster>)),
+            );
+            let mut data = context(
+                cfg,
+                Box::new(CrashFs(cp_fs.clone(), cp_point.clone())),
+                Arc::new(Captured::default()),
+                access,
+                *NOW,
+                false,
+            );
+            data.keygen = KEYS.clone();
+            data.kubelet_dir = "/var/lib/kubelet".into();
+            data.hostname = NODE.into();
+            data.skip_token_print = true;
+            data.skip_certificate_key_print = true;
+            Ok(data)
+        });
+        data.etcd =
+            Box::new(move |_, _| Ok(Box::new(CrashEtcd(etcd.clone(), etcd_point.clone())) as Box<dyn Etcd>));
+        run_join(&mut data)
     }
 
     /// What is left: the node's files, its Node object (without what the fake server sets), and
     /// etcd's members by name and peer URL.
     fn state(&self) -> (Files, Value, Vec<(String, Vec<String>)>) {
-        let mut node = self
-            .cluster
-            .object(&Resource::nodes(), "", NODE)
-            .unwrap_or(Value::Null);
-        if let Some(m) = node.get_mut("metadata").and_then(Value::as_object_mut) {
-            m.remove("resourceVersion");
-        }
         let members = self
             .etcd
             .member_list()
             .into_iter()
             .map(|m| (m.name, m.peer_urls))
             .collect();
-        (self.fs.files(), node, members)
+        (self.fs.files(), node_object(&self.cluster, NODE), members)
     }
 }
 

@@ -15,17 +15,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use kubeadm_api::v1beta3::{BootstrapTokenDiscovery, JoinConfiguration};
-use kubeadm_effects::cluster::{Cluster, Resource};
-use kubeadm_effects::etcd::Etcd;
-use kubeadm_phases::JoinData;
-use kubeadm_testkit::fakes::{FakeCluster, FakeHost};
+use kubeadm_testkit::fakes::FakeCluster;
 use serde_json::Value;
 
 mod common;
 mod crash;
-use common::{Captured, Shared};
-use crash::{CrashCluster, CrashFs, CrashPoint, KUBELET_CONF, Kubelet, MemFs, Node, try_each};
+use crash::{CrashPoint, KUBELET_CONF, MemFs, Node, joining_data, node_object, run_join, try_each};
 
 const TOKEN: &str = "abcdef.0123456789abcdef";
 const WORKER: &str = "worker";
@@ -57,68 +52,20 @@ impl Joining {
     /// `kubeadm join 192.0.2.2:6443 --token … --discovery-token-unsafe-skip-ca-verification
     /// --node-name worker --skip-phases=preflight` until `crash` kills it, if it does.
     fn join(&self, crash: &Arc<CrashPoint>) -> Result<(), String> {
-        let mut cfg = JoinConfiguration::default();
-        cfg.discovery.bootstrap_token = Some(BootstrapTokenDiscovery {
-            token: TOKEN.into(),
-            api_server_endpoint: "192.0.2.2:6443".into(),
-            ca_cert_hashes: vec![],
-            unsafe_skip_ca_verification: true,
-        });
-        cfg.discovery.tls_bootstrap_token = TOKEN.into();
-        cfg.discovery.timeout = Some(kubeadm_api::duration::Duration::from_nanos(10_000_000_000));
-        cfg.node_registration.name = WORKER.into();
-        cfg.node_registration.cri_socket = "unix:///var/run/containerd/containerd.sock".into();
-        cfg.ca_cert_path = "/etc/kubernetes/pki/ca.crt".into();
-        let (cluster, point) = (self.cluster.clone(), crash.clone());
-        let mut data = JoinData {
+        let cfg = crash::token_join_config(TOKEN, "192.0.2.2:6443", WORKER);
+        run_join(&mut joining_data(
             cfg,
-            dry_run: false,
-            ignore_preflight_errors: Default::default(),
-            kubeconfig_dir: "/etc/kubernetes".into(),
-            kubelet_dir: "/var/lib/kubelet".into(),
-            hostname: WORKER.into(),
-            host: kubeadm_api::dynamic::HostFacts {
-                hostname: WORKER.into(),
-                default_route_ipv4: Some("192.0.2.9".parse().expect("ip")),
-                ..Default::default()
-            },
-            patches: None,
-            init_system: Box::new(Kubelet {
-                fs: self.fs.clone(),
-                cluster: self.cluster.clone(),
-                crash: crash.clone(),
-                node: WORKER,
-            }),
-            host_probe: Box::new(FakeHost::default()),
-            runtime: Box::new(kubeadm_host::cri::CriClient::new("unix:///nonexistent.sock").expect("client")),
-            fs: Box::new(CrashFs(self.fs.clone(), crash.clone())),
-            reporter: Box::new(Shared(Arc::new(Captured::default()))),
-            connect: Box::new(move |_| {
-                Ok(Box::new(CrashCluster(cluster.clone(), point.clone())) as Box<dyn Cluster>)
-            }),
-            fetch_url: Box::new(|url| Err(format!("Get {url:?}: no HTTPS in this test"))),
-            tls_bootstrap: None,
-            tls_bootstrap_timeout: kubeadm_phases::join::kubelet_start::TLS_BOOTSTRAP_TIMEOUT,
-            init_cfg: None,
-            control_plane_context: Box::new(|_| Err("a worker has no control-plane context".into())),
-            control_plane: None,
-            etcd: Box::new(|_, _| Err::<Box<dyn Etcd>, _>("a worker has no etcd".into())),
-        };
-        kubeadm_phases::join::workflow()
-            .run(&mut data, &[], &["preflight".to_string()])
-            .map_err(|e| format!("{e:#}"))
+            WORKER,
+            "192.0.2.9",
+            &self.fs,
+            &self.cluster,
+            crash,
+        ))
     }
 
     /// What is left: the node's files, and its Node object (without what the fake server sets).
     fn state(&self) -> (Files, Value) {
-        let mut node = self
-            .cluster
-            .object(&Resource::nodes(), "", WORKER)
-            .unwrap_or(Value::Null);
-        if let Some(m) = node.get_mut("metadata").and_then(Value::as_object_mut) {
-            m.remove("resourceVersion");
-        }
-        (self.fs.files(), node)
+        (self.fs.files(), node_object(&self.cluster, WORKER))
     }
 }
 

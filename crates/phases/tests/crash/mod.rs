@@ -12,17 +12,17 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
+use kubeadm_api::v1beta3::{BootstrapTokenDiscovery, JoinConfiguration};
 use kubeadm_effects::cluster::{Cluster, ClusterError, ListOptions, PatchType, Propagation, Resource};
 use kubeadm_effects::etcd::{Etcd, EtcdError, Member};
 use kubeadm_effects::fs::{DryRunFs, Fs, FsChange};
 use kubeadm_effects::init_system::{InitSystem, InitSystemKind, ServiceError};
 use kubeadm_effects::keygen::{GeneratedKey, KeyAlgorithm, KeyGen, KeyGenError};
-use kubeadm_phases::ClusterAccess;
-use kubeadm_testkit::fakes::FakeCluster;
-use kubeadm_testkit::fakes::FakeEtcd;
+use kubeadm_phases::{ClusterAccess, JoinData};
+use kubeadm_testkit::fakes::{FakeCluster, FakeEtcd, FakeHost};
 use serde_json::{Value, json};
 
-use crate::common::{Captured, context, golden, load_config};
+use crate::common::{Captured, Shared, context, golden, load_config};
 
 /// Where a run is killed: after `limit` operations (never, with `None`).
 #[derive(Debug)]
@@ -729,4 +729,88 @@ impl Etcd for CrashEtcd {
         self.look("Status")?;
         self.0.status(endpoint)
     }
+}
+
+/// `kubeadm join <endpoint> --token <token> --discovery-token-unsafe-skip-ca-verification
+/// --node-name <node>`'s configuration (containerd's socket, a 10 s discovery timeout).
+pub fn token_join_config(token: &str, endpoint: &str, node: &str) -> JoinConfiguration {
+    let mut cfg = JoinConfiguration::default();
+    cfg.discovery.bootstrap_token = Some(BootstrapTokenDiscovery {
+        token: token.into(),
+        api_server_endpoint: endpoint.into(),
+        ca_cert_hashes: vec![],
+        unsafe_skip_ca_verification: true,
+    });
+    cfg.discovery.tls_bootstrap_token = token.into();
+    cfg.discovery.timeout = Some(kubeadm_api::duration::Duration::from_nanos(10_000_000_000));
+    cfg.node_registration.name = node.into();
+    cfg.node_registration.cri_socket = "unix:///var/run/containerd/containerd.sock".into();
+    cfg.ca_cert_path = "/etc/kubernetes/pki/ca.crt".into();
+    cfg
+}
+
+/// A join's context on node `node` (its default route through `ip`): its disk `fs` and the API
+/// server `cluster`, both behind `crash`, and the [`Kubelet`] as its service. A worker's: no
+/// control-plane context and no etcd (a control-plane join sets them).
+pub fn joining_data(
+    cfg: JoinConfiguration,
+    node: &'static str,
+    ip: &str,
+    fs: &Arc<MemFs>,
+    cluster: &Arc<FakeCluster>,
+    crash: &Arc<CrashPoint>,
+) -> JoinData {
+    let (api, point) = (cluster.clone(), crash.clone());
+    JoinData {
+        cfg,
+        dry_run: false,
+        ignore_preflight_errors: Default::default(),
+        kubeconfig_dir: "/etc/kubernetes".into(),
+        kubelet_dir: "/var/lib/kubelet".into(),
+        hostname: node.into(),
+        host: kubeadm_api::dynamic::HostFacts {
+            hostname: node.into(),
+            default_route_ipv4: Some(ip.parse().expect("ip")),
+            ..Default::default()
+        },
+        patches: None,
+        init_system: Box::new(Kubelet {
+            fs: fs.clone(),
+            cluster: cluster.clone(),
+            crash: crash.clone(),
+            node,
+        }),
+        host_probe: Box::new(FakeHost::default()),
+        runtime: Box::new(kubeadm_host::cri::CriClient::new("unix:///nonexistent.sock").expect("client")),
+        fs: Box::new(CrashFs(fs.clone(), crash.clone())),
+        reporter: Box::new(Shared(Arc::new(Captured::default()))),
+        connect: Box::new(
+            move |_| Ok(Box::new(CrashCluster(api.clone(), point.clone())) as Box<dyn Cluster>),
+        ),
+        fetch_url: Box::new(|url| Err(format!("Get {url:?}: no HTTPS in this test"))),
+        tls_bootstrap: None,
+        tls_bootstrap_timeout: kubeadm_phases::join::kubelet_start::TLS_BOOTSTRAP_TIMEOUT,
+        init_cfg: None,
+        control_plane_context: Box::new(|_| Err("a worker has no control-plane context".into())),
+        control_plane: None,
+        etcd: Box::new(|_, _| Err::<Box<dyn Etcd>, _>("a worker has no etcd".into())),
+    }
+}
+
+/// The join workflow, preflight skipped (as kind and Cluster API's retries run it).
+pub fn run_join(data: &mut JoinData) -> Result<(), String> {
+    kubeadm_phases::join::workflow()
+        .run(data, &[], &["preflight".to_string()])
+        .map_err(|e| format!("{e:#}"))
+}
+
+/// Node `name` as a run left it, without what the fake server sets (`Null` when there is none).
+pub fn node_object(cluster: &FakeCluster, name: &str) -> Value {
+    let mut node = cluster
+        .object(&Resource::nodes(), "", name)
+        .unwrap_or(Value::Null);
+    if let Some(m) = node.get_mut("metadata").and_then(Value::as_object_mut) {
+        m.remove("resourceVersion");
+    }
+    node
 }
