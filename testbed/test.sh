@@ -11,7 +11,7 @@
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 args=("$@")
-passed=0 failed=0 failures=""
+passed=0 failed=0 failures="" durations=""
 check() {
   local name=$1
   shift
@@ -19,8 +19,9 @@ check() {
   # What the check printed on standard error is kept too, so that the summary at the end (the part
   # of a long log one reads first, or the only one kept) names the reason of each failure, not only
   # the check: its first FAIL line and the six lines before it.
-  local err
+  local err start
   err=$(mktemp)
+  start=$(date +%s)
   if { "$@" 2>&1 1>&3 3>&- | tee "$err" >&2; } 3>&1; then
     passed=$((passed + 1))
   else
@@ -32,6 +33,8 @@ check() {
 $why}"
     echo "=== testbed: $name FAILED" >&2
   fi
+  durations="$durations
+  $(printf '%6ds' $(($(date +%s) - start)))  $name"
   rm -f "$err"
 }
 # files_same A B: the files under A and B are the same, but for the order of the members in etcd's
@@ -157,6 +160,7 @@ fi
 # but where kubeadm prints one on purpose (join commands, token and upload-certs output).
 check "secrets audit over what kubeadm printed in the scenarios" python3 "$here/lib/secrets_audit.py" "$TB_AUDIT_DIR"
 # The failures again at the very end, where a truncated log still shows them.
+echo "testbed: check durations:$durations"
 [ -z "$failures" ] || echo "testbed: failures:$failures"
 echo "testbed: $passed passed, $failed failed"
 [ "$failed" = 0 ]
