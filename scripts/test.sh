@@ -42,11 +42,26 @@ stage "dependency graph" python3 .ci/depgraph.py
 stage "module cycles" python3 .ci/modcycles.py
 stage "clippy" cargo clippy --workspace --all-targets -- -D warnings
 RUSTDOCFLAGS="-D warnings" stage "rustdoc" cargo doc --workspace --no-deps --quiet
-stage "cargo test" cargo test --workspace
-# The tests ignored by default because they need something a plain `cargo test` does not have: the
-# Go YAML oracle (built above) and, as root, a real containerd the CRI tests start in a temp dir.
-stage "YAML oracle property tests" cargo test -p kubeadm-yaml --test oracle_proptest -- --ignored
-if [ "$(id -u)" = 0 ]; then stage "CRI tests (containerd)" cargo test -p kubeadm-host --test cri_containerd -- --ignored; fi
+# The static executables for x86_64 and aarch64 (dev profile: the release build's flags, without its
+# optimisation time) and, as root, a Debian 11 root (glibc 2.31) for their smoke test in
+# crates/cli/tests/static_binaries.rs; the testbed's package carries the x86_64 one.
+stage "static builds (x86_64, aarch64)" scripts/static-build.sh --profile dev >"${TMPDIR:-/tmp}/kubeadm-static-bins"
+{ read -r KUBEADM_STATIC_X86_64; read -r KUBEADM_STATIC_AARCH64; } <"${TMPDIR:-/tmp}/kubeadm-static-bins"
+export KUBEADM_STATIC_X86_64 KUBEADM_STATIC_AARCH64
+if [ "$(id -u)" = 0 ]; then
+  stage "old-glibc root" scripts/old-glibc-root.sh >"${TMPDIR:-/tmp}/kubeadm-old-root"
+  KUBEADM_OLD_GLIBC_ROOT=$(cat "${TMPDIR:-/tmp}/kubeadm-old-root")
+  export KUBEADM_OLD_GLIBC_ROOT
+fi
+# With the tests ignored by default because they need something a plain `cargo test` does not have:
+# the Go YAML oracle (built above) and, as root, a real containerd the CRI tests start in a temp dir.
+# In the same run as the rest (a second `cargo test -p …` resolved other features and rebuilt).
+if [ "$(id -u)" = 0 ]; then
+  stage "cargo test" cargo test --workspace -- --include-ignored
+else
+  stage "cargo test" cargo test --workspace
+  stage "YAML oracle property tests" cargo test --workspace --test oracle_proptest -- --ignored
+fi
 # The fuzz targets of fuzz/ (cargo fuzz, installed by .ci/run), FUZZ_SECONDS each: 30 here, to keep
 # CI's time, from a fixed seed (FUZZ_SEED); the long run is `scripts/fuzz.sh -t 450` (an hour over
 # the eight targets, random seeds).

@@ -88,11 +88,14 @@ for s in $("$here/scenario.sh" --list); do
 done
 # Scenarios whose point is our kubeadm's files on real nodes also run with ours when no --kubeadm was
 # given. Ours is installed on the nodes from its Debian package (scripts/package.sh, from the debug
-# binaries cargo builds, a no-op after `cargo test`): `--deb "$deb"`, and inside the nodes our
-# kubeadm is /usr/bin/kubeadm, for the TB_*_KUBEADM variables; "$ours" names no binary of the host.
+# binaries cargo builds, a no-op after the test command's builds): the static x86_64 executable users
+# install (scripts/static-build.sh), `--deb "$deb"`, and inside the nodes our kubeadm is
+# /usr/bin/kubeadm, for the TB_*_KUBEADM variables; "$ours" names no binary of the host.
 ours_scenarios="static-pods api-objects images-pull kubelet-check kind cluster-api crash-restart"
 if [ ${#args[@]} = 0 ]; then
-  if ! deb=$(cd "$here/.." && cargo build -q -p kubeadm >&2 && scripts/package.sh --profile dev --no-build | tail -n 1) ||
+  if ! deb=$(cd "$here/.." && cargo build -q -p kubeadm >&2 &&
+    scripts/static-build.sh --profile dev x86_64-unknown-linux-musl >/dev/null &&
+    scripts/package.sh --profile dev --target x86_64-unknown-linux-musl --no-build | tail -n 1) ||
     [ ! -f "$deb" ]; then
     failed=$((failed + 1))
     failures="$failures
