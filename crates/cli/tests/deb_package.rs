@@ -235,6 +235,8 @@ fn the_package_installs_runs_and_purges_cleanly() {
         "usr/share/zsh/vendor-completions/_kubeadm",
         "usr/share/doc/kubeadm/copyright",
         "usr/share/doc/kubeadm/changelog.Debian.gz",
+        "usr/share/doc/kubeadm/differences.md",
+        "usr/share/doc/kubeadm/limitations.md",
         "usr/share/lintian/overrides/kubeadm",
         "usr/share/man/man7/kubeadm-rs.7.gz",
     ] {
