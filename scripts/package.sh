@@ -3,8 +3,9 @@
 # standard output). The metadata (files, modes, dependencies) is `[package.metadata.deb]` in
 # crates/cli/Cargo.toml; this script first builds the binaries and generates the assets cargo-deb
 # packs that are not in the tree: the bash and zsh completions (`kubeadm completion bash|zsh`) and
-# the man pages (`kubeadm-genman`, gzipped), into <target dir>/<profile dir>/kubeadm-deb/ (cargo-deb
-# reads `target/release/…` assets from the profile's folder).
+# the man pages (`kubeadm-genman`, and kubeadm-rs(7) from crates/cli/packaging/, gzipped), into
+# <target dir>/[<target>/]<profile dir>/kubeadm-deb/ (cargo-deb reads `target/release/…` assets from
+# the profile's folder of the target it packs).
 #
 #   scripts/package.sh [--profile PROFILE] [--target TARGET] [--no-build]
 #
@@ -47,10 +48,11 @@ fi
 [ -x "$bin/kubeadm" ] || { echo "package.sh: $bin/kubeadm is missing (build it, or drop --no-build)" >&2; exit 1; }
 assets="$bin/kubeadm-deb"
 rm -rf "$assets"
-mkdir -p "$assets/man1" "$assets/completions"
+mkdir -p "$assets/man1" "$assets/man7" "$assets/completions"
 export SOURCE_DATE_EPOCH="${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || date +%s)}"
 "$host_bin/kubeadm-genman" "$assets/man1"
 gzip -9n "$assets"/man1/*.1
+gzip -9nc crates/cli/packaging/kubeadm-rs.7 >"$assets/man7/kubeadm-rs.7.gz"
 "$host_bin/kubeadm" completion bash >"$assets/completions/kubeadm"
 "$host_bin/kubeadm" completion zsh >"$assets/completions/_kubeadm"
 # Beside the binaries (target/release/debian/): cargo-deb deletes older .debs of the package from its
@@ -61,5 +63,7 @@ deb_args=(-p kubeadm --no-build --locked --profile "$profile" --output "$out")
 [ "$triple" = host ] || deb_args+=(--target "$triple")
 # The dev profile's binary is large (line tables): compress it fast, for the test.
 [ "$profile" = release ] || deb_args+=(--fast)
+# Whoever builds the package for others is its maintainer, as Debian's tools read it.
+[ -z "${DEBEMAIL:-}" ] || deb_args+=(--maintainer "${DEBFULLNAME:-kubeadm-rs packager} <$DEBEMAIL>")
 deb=$(cargo deb "${deb_args[@]}" | tail -n 1)
 echo "$deb"

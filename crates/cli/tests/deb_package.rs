@@ -1,8 +1,10 @@
 //! The Debian package: `scripts/package.sh` builds it (from the binaries `cargo test` built, see
 //! the script), `dpkg --root` installs it into a throwaway root this test makes (never the
 //! machine's own), every file is checked with its mode and content, the installed binary runs, and
-//! `dpkg --purge` leaves nothing of it behind. dpkg needs root; cargo-deb must be installed
-//! (`.ci/run` installs it).
+//! `dpkg --purge` leaves nothing of it behind; lintian finds no error in it; its version is
+//! `<Kubernetes release>+rs.<kubeadm-rs version>-1`, above upstream's packages; its kubeadm-rs(7)
+//! page renders with `man -l`. dpkg needs root; cargo-deb and lintian must be installed (`.ci/run`
+//! installs them).
 // Tests run programs on real files.
 #![allow(clippy::disallowed_methods)]
 
@@ -54,6 +56,89 @@ const DIR: u32 = 0o040755;
 const EXECUTABLE: u32 = 0o100755;
 const FILE: u32 = 0o100644;
 
+/// A field's value in `dpkg-deb --field` output.
+fn field<'a>(info: &'a str, name: &str) -> &'a str {
+    info.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(": "))
+        .unwrap_or_else(|| panic!("no {name} in {info}"))
+}
+
+/// The version scheme (crates/cli/Cargo.toml): `<Kubernetes release>+rs.<kubeadm-rs version>-1`,
+/// the release kubeadm's, the kubeadm-rs version the workspace's, sorting above every upstream
+/// package of that release (`1.25.16-1.1`, …) and below the next release's.
+fn check_version(info: &str) {
+    let version = field(info, "Version");
+    let workspace = std::fs::read_to_string(workspace().join("Cargo.toml")).expect("Cargo.toml");
+    let ours = workspace
+        .split("[workspace.package]")
+        .nth(1)
+        .and_then(|t| t.lines().find_map(|l| l.strip_prefix("version = ")))
+        .expect("workspace version")
+        .trim_matches('"');
+    let release = kubeadm_api::version::KUBEADM_VERSION.trim_start_matches('v');
+    assert_eq!(version, format!("{release}+rs.{ours}-1"), "{info}");
+    let dpkg_compare = |a: &str, op: &str, b: &str| {
+        Command::new("dpkg")
+            .args(["--compare-versions", a, op, b])
+            .status()
+            .expect("dpkg")
+            .success()
+    };
+    for upstream in [
+        format!("{release}-00"),
+        format!("{release}-1.1"),
+        format!("{release}-9.9"),
+    ] {
+        assert!(dpkg_compare(version, "gt", &upstream), "{version} <= {upstream}");
+    }
+    assert!(dpkg_compare(version, "lt", "1.25.17-1.1"));
+}
+
+/// `man -l` of a page, plain text with runs of white space as one space; panics when man fails
+/// or warns.
+fn render_man(page: &Path) -> String {
+    let out = Command::new("man")
+        .args(["--warnings", "-l"])
+        .arg(page)
+        .env("LANG", "C.UTF-8")
+        .env("MANWIDTH", "80")
+        .env_remove("MAN_KEEP_FORMATTING")
+        .env_remove("MANPAGER")
+        .env_remove("PAGER")
+        .output()
+        .expect("man (Debian's man-db; .ci/run installs it)");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stderr.trim().is_empty(),
+        "man -l {}: {}: {stderr}",
+        page.display(),
+        out.status
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// lintian on the package: every error fails (warnings and overridden tags are printed only; the
+/// overrides and their reasons are crates/cli/packaging/lintian-overrides).
+fn check_lintian(deb: &Path) {
+    let out = Command::new("lintian")
+        .args(["--display-info", "--show-overrides", "--no-cfg"])
+        .arg(deb)
+        .output();
+    let out = match out {
+        Ok(out) => out,
+        Err(e) => panic!("lintian cannot run ({e}): apt-get install lintian (.ci/run installs it)"),
+    };
+    let text = String::from_utf8_lossy(&out.stdout);
+    eprintln!("lintian:\n{text}{}", String::from_utf8_lossy(&out.stderr));
+    let errors: Vec<&str> = text.lines().filter(|l| l.starts_with("E: ")).collect();
+    assert!(errors.is_empty(), "lintian errors:\n{}", errors.join("\n"));
+    // Exit 2 is lintian's verdict on errors, any other failure is its own.
+    assert!(out.status.success(), "lintian exited {}: {text}", out.status);
+}
+
 #[test]
 fn the_package_installs_runs_and_purges_cleanly() {
     assert!(
@@ -72,10 +157,19 @@ fn the_package_installs_runs_and_purges_cleanly() {
         .parent()
         .expect("bin dir");
     assert!(Path::new(env!("CARGO_BIN_EXE_kubeadm-genman")).exists());
+    // The test command builds the static x86_64 executable users install (scripts/static-build.sh)
+    // and names it: the package carries it then, as a release package does; a plain `cargo test`
+    // packs this machine's own build.
+    let static_build = std::env::var_os("KUBEADM_STATIC_X86_64").is_some();
+    let target = if static_build {
+        "x86_64-unknown-linux-musl"
+    } else {
+        "host"
+    };
     let printed = must(
         Command::new("bash")
             .arg(workspace().join("scripts/package.sh"))
-            .args(["--profile", "dev", "--no-build"]),
+            .args(["--profile", "dev", "--target", target, "--no-build"]),
     );
     let deb = PathBuf::from(printed.lines().last().expect("a path").trim());
     assert!(
@@ -83,16 +177,20 @@ fn the_package_installs_runs_and_purges_cleanly() {
         "{printed}"
     );
 
-    let info =
-        must(
-            Command::new("dpkg-deb")
-                .arg("--field")
-                .arg(&deb)
-                .args(["Package", "Depends", "Recommends"]),
-        );
+    let info = must(Command::new("dpkg-deb").arg("--field").arg(&deb).args([
+        "Package",
+        "Version",
+        "Maintainer",
+        "Depends",
+        "Recommends",
+    ]));
     assert!(info.contains("Package: kubeadm\n"), "{info}");
+    assert!(!info.contains("example"), "a placeholder maintainer: {info}");
+    check_version(&info);
     assert!(!info.contains("cri-tools"), "no dependency on cri-tools: {info}");
     assert!(!info.contains("kubelet"), "Debian has no kubelet package: {info}");
+
+    check_lintian(&deb);
 
     let root = tempfile::tempdir().expect("root");
     let admin = root.path().join("var/lib/dpkg");
@@ -131,6 +229,9 @@ fn the_package_installs_runs_and_purges_cleanly() {
         "usr/share/doc/kubeadm",
         "usr/share/man",
         "usr/share/man/man1",
+        "usr/share/man/man7",
+        "usr/share/lintian",
+        "usr/share/lintian/overrides",
         "usr/share/zsh",
         "usr/share/zsh/vendor-completions",
     ] {
@@ -142,6 +243,11 @@ fn the_package_installs_runs_and_purges_cleanly() {
         "usr/share/bash-completion/completions/kubeadm",
         "usr/share/zsh/vendor-completions/_kubeadm",
         "usr/share/doc/kubeadm/copyright",
+        "usr/share/doc/kubeadm/changelog.Debian.gz",
+        "usr/share/doc/kubeadm/differences.md",
+        "usr/share/doc/kubeadm/limitations.md",
+        "usr/share/lintian/overrides/kubeadm",
+        "usr/share/man/man7/kubeadm-rs.7.gz",
     ] {
         expected.insert(file.into(), FILE);
     }
@@ -179,6 +285,19 @@ fn the_package_installs_runs_and_purges_cleanly() {
         .position(|l| l.starts_with("ExecStart=/usr/bin/kubelet"));
     assert!(reset < start);
     let installed = at("usr/bin/kubeadm");
+    if static_build {
+        // No program interpreter: nothing to load, whatever the host's C library.
+        let bytes = std::fs::read(&installed).expect("installed binary");
+        let phoff =
+            usize::try_from(u64::from_le_bytes(bytes[0x20..0x28].try_into().expect("8"))).expect("offset");
+        let size = usize::from(u16::from_le_bytes([bytes[0x36], bytes[0x37]]));
+        let count = usize::from(u16::from_le_bytes([bytes[0x38], bytes[0x39]]));
+        let interp = (0..count).any(|i| {
+            let at = phoff + i * size;
+            u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4")) == 3
+        });
+        assert!(!interp, "the packaged kubeadm is dynamically linked");
+    }
     for (shell, file) in [
         ("bash", "usr/share/bash-completion/completions/kubeadm"),
         ("zsh", "usr/share/zsh/vendor-completions/_kubeadm"),
@@ -200,12 +319,62 @@ fn the_package_installs_runs_and_purges_cleanly() {
         "{page}"
     );
 
+    // The copyright file (DEP-5) credits the Kubernetes Authors for the texts that come from them,
+    // under Apache-2.0 (whose text Debian keeps in common-licenses: lintian refuses a copy).
+    let copyright = std::fs::read_to_string(at("usr/share/doc/kubeadm/copyright")).expect("copyright");
+    for needle in [
+        "Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/\n",
+        "Files: *\n",
+        "The Kubernetes Authors",
+        "Files: crates/cli/packaging/10-kubeadm.conf\n",
+        "License: Apache-2.0\n",
+        "/usr/share/common-licenses/Apache-2.0",
+    ] {
+        assert!(
+            copyright.contains(needle),
+            "copyright lacks {needle:?}:\n{copyright}"
+        );
+    }
+    // The Debian changelog's latest entry is this version's.
+    let changelog = must(
+        Command::new("gzip")
+            .arg("-dc")
+            .arg(at("usr/share/doc/kubeadm/changelog.Debian.gz")),
+    );
+    let version = field(&info, "Version");
+    assert!(
+        changelog.starts_with(&format!("kubeadm ({version}) ")),
+        "the changelog's first entry is not {version}:\n{changelog}"
+    );
+    // kubeadm-rs(7) renders, and says how to tell this kubeadm apart and what it reads.
+    let page = render_man(&at("usr/share/man/man7/kubeadm-rs.7.gz"));
+    for needle in [
+        "NAME kubeadm-rs - ",
+        "TELLING IT APART",
+        "KUBEADM_TLS_BOOTSTRAP_TIMEOUT",
+        "KUBEADM_UPGRADE_MANIFESTS_TIMEOUT",
+        "EXIT STATUS",
+        "differences.md",
+    ] {
+        assert!(page.contains(needle), "kubeadm-rs(7) lacks {needle:?}:\n{page}");
+    }
+
     // The installed binary runs, and says what upstream v1.25.16 says.
     let dir = tempfile::tempdir().expect("dir");
     let ours = run(&installed, &["version", "-o", "short"], dir.path(), &[]);
     let upstream = run(&upstream_kubeadm(), &["version", "-o", "short"], dir.path(), &[]);
     assert_eq!(ours, upstream);
     assert_eq!(ours.stdout, "v1.25.16\n");
+    // ... but its `-v=1` log names kubeadm-rs and the package's version.
+    let verbose = run(&installed, &["version", "-v=1", "-o", "short"], dir.path(), &[]);
+    let upstream_version = version.strip_suffix("-1").expect("revision 1");
+    assert!(
+        verbose
+            .stderr
+            .contains(&format!("] [version] kubeadm-rs {upstream_version}: ")),
+        "{}",
+        verbose.stderr
+    );
 
     // Purged, nothing of it is left.
     must(dpkg().args(["--purge", "kubeadm"]));

@@ -99,7 +99,10 @@ fn assert_dry_run_whole(what: &str, out: &Output) {
         "Your Kubernetes control-plane has initialized successfully!",
         "kubeadm join ",
     ] {
-        assert!(stdout.contains(needle), "{what}: init --dry-run printed no {needle:?}:\n{stdout}");
+        assert!(
+            stdout.contains(needle),
+            "{what}: init --dry-run printed no {needle:?}:\n{stdout}"
+        );
     }
 }
 
@@ -107,15 +110,31 @@ fn assert_dry_run_whole(what: &str, out: &Output) {
 fn the_static_binaries_run_where_a_dynamic_one_does_not() {
     let Some((x86, arm, root)) = inputs() else { return };
     assert!(kubeadm_testkit::rootfs::is_root(), "chroot needs root");
-    assert_eq!(elf_facts(&x86), (EM_X86_64, false), "{}: x86_64 and static", x86.display());
-    assert_eq!(elf_facts(&arm), (EM_AARCH64, false), "{}: aarch64 and static", arm.display());
+    assert_eq!(
+        elf_facts(&x86),
+        (EM_X86_64, false),
+        "{}: x86_64 and static",
+        x86.display()
+    );
+    assert_eq!(
+        elf_facts(&arm),
+        (EM_AARCH64, false),
+        "{}: aarch64 and static",
+        arm.display()
+    );
     let host = PathBuf::from(env!("CARGO_BIN_EXE_kubeadm"));
-    assert!(elf_facts(&host).1, "the test build is dynamically linked (else this test shows nothing)");
+    assert!(
+        elf_facts(&host).1,
+        "the test build is dynamically linked (else this test shows nothing)"
+    );
 
     // The root is older than this machine: the dynamically linked build does not start there.
     let dynamic = place(&root, &host, "kubeadm-dynamic");
     let out = run(Command::new("chroot").arg(&root).arg(&dynamic).arg("version"));
-    assert!(!out.status.success(), "the dynamically linked kubeadm started in the old root");
+    assert!(
+        !out.status.success(),
+        "the dynamically linked kubeadm started in the old root"
+    );
     assert!(
         text(&out.stderr).contains("GLIBC_"),
         "expected the loader's complaint about glibc, got: {}",
@@ -126,15 +145,17 @@ fn the_static_binaries_run_where_a_dynamic_one_does_not() {
     let out = run(Command::new("chroot").arg(&root).arg(&amd).arg("version"));
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(text(&out.stdout), expected_version("linux/amd64"));
-    let out = run(Command::new("chroot").args([root.as_os_str(), amd.as_ref()]).args([
-        "init",
-        "--dry-run",
-        "--ignore-preflight-errors=all",
-    ]));
+    let out = run(Command::new("chroot")
+        .args([root.as_os_str(), amd.as_ref()])
+        .args(["init", "--dry-run", "--ignore-preflight-errors=all"]));
     assert_dry_run_whole("x86_64 in the old root", &out);
 
     // aarch64 under user-mode emulation, inside the same root (the emulator is static too).
-    let qemu = place(&root, Path::new("/usr/bin/qemu-aarch64-static"), "qemu-aarch64-static");
+    let qemu = place(
+        &root,
+        Path::new("/usr/bin/qemu-aarch64-static"),
+        "qemu-aarch64-static",
+    );
     let arm64 = place(&root, &arm, "kubeadm-arm64");
     let out = run(Command::new("chroot").arg(&root).args([&qemu, &arm64, "version"]));
     assert!(out.status.success(), "{}", text(&out.stderr));

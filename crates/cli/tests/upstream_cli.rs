@@ -332,6 +332,54 @@ fn version_matches_upstream_but_for_the_go_version() {
     }
 }
 
+/// Telling ours apart (kubeadm-rs(7)): from `-v=1`, `kubeadm version` logs upstream's
+/// `[version] retrieving version info` and then, ours alone, one line naming kubeadm-rs and its
+/// version; standard output stays upstream's (the Go version aside, as above) and `-v=0` logs
+/// nothing.
+#[test]
+fn version_tells_kubeadm_rs_apart_only_in_its_verbose_log() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    // klog's header (`I1203 20:55:47.905074   23105 version.go:55] `) differs in time, pid and line.
+    let messages = |stderr: &str| -> Vec<String> {
+        stderr
+            .lines()
+            .map(|l| l.split_once("] ").map_or(l, |(_, m)| m).to_string())
+            .collect()
+    };
+    let identity = format!(
+        "[version] kubeadm-rs {}: a re-implementation of kubeadm v1.25.16 (see kubeadm-rs(7))",
+        env!("CARGO_PKG_VERSION")
+    );
+    for args in [
+        &["version", "-v=1", "-o", "short"][..],
+        &["version", "-v=5", "-o", "json"],
+    ] {
+        let (up, us) = both(args, dir.path());
+        assert_eq!((up.code, us.code), (0, 0), "{}", describe(args, &up, &us));
+        if args.contains(&"short") {
+            assert_eq!(up.stdout, us.stdout, "{}", describe(args, &up, &us));
+        } else {
+            assert_eq!(up.stdout.lines().count(), us.stdout.lines().count());
+        }
+        let mut expected = messages(&up.stderr);
+        assert_eq!(
+            expected,
+            ["[version] retrieving version info"],
+            "upstream's log changed"
+        );
+        expected.push(identity.clone());
+        assert_eq!(messages(&us.stderr), expected, "{}", describe(args, &up, &us));
+        assert!(
+            us.stderr.lines().all(|l| l.starts_with('I')),
+            "klog info lines: {}",
+            us.stderr
+        );
+    }
+    let (up, us) = both(&["version", "-v=0"], dir.path());
+    assert_eq!((up.stderr.as_str(), us.stderr.as_str()), ("", ""));
+    assert!(identity.contains("1.25.16+rs."), "{identity}");
+}
+
 #[test]
 fn random_outputs_have_upstream_shape() {
     let dir = tempfile::tempdir().expect("temp dir");

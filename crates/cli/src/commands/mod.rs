@@ -99,6 +99,10 @@ pub(crate) fn dispatch(tree: &Tree, inv: &Invocation<'_>, out: &mut Output) -> R
 }
 
 fn run_version(inv: &Invocation<'_>, out: &mut Output) -> Result<(), CommandError> {
+    use kubeadm_effects::report::Reporter as _;
+    let rep = crate::setup::reporter(inv);
+    rep.info(1, "version.go", "[version] retrieving version info");
+    rep.info(1, "version.go", &version::identity());
     let text =
         version::render(&inv.flags.string("output")).map_err(|e| CommandError::Failed(e.to_string()))?;
     out.push_str(&text);

@@ -22,6 +22,17 @@ const FIELDS: &[(&str, &str, &str)] = &[
 /// The Go version of the official release build.
 pub(crate) const GO_VERSION: &str = "go1.20.10";
 
+/// Beyond upstream: the line `kubeadm version` logs at `-v=1` and above (standard error, klog's
+/// format) that tells this kubeadm from upstream's, whose output it otherwise keeps byte for byte
+/// (tools parse it). The version is the package's: `<Kubernetes release>+rs.<kubeadm-rs version>`.
+pub(crate) fn identity() -> String {
+    format!(
+        "[version] kubeadm-rs {}: a re-implementation of kubeadm {} (see kubeadm-rs(7))",
+        env!("CARGO_PKG_VERSION"),
+        kubeadm_api::version::KUBEADM_VERSION
+    )
+}
+
 /// The error for an unknown `-o` value.
 #[derive(Debug, thiserror::Error)]
 #[error("invalid output format: {0}")]
