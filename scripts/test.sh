@@ -4,8 +4,9 @@
 # `--long` also runs the testbed's runs CI leaves out (see testbed/test.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+fuzz_seconds=10
 case "${1:-}" in
-  --long) export TB_LONG=1 ;;
+  --long) export TB_LONG=1 fuzz_seconds=60 ;;
   "") ;;
   *) echo "usage: scripts/test.sh [--long]" >&2; exit 2 ;;
 esac
@@ -62,11 +63,13 @@ else
   stage "cargo test" cargo test --workspace
   stage "YAML oracle property tests" cargo test --workspace --test oracle_proptest -- --ignored
 fi
-# The fuzz targets of fuzz/ (cargo fuzz, installed by .ci/run), FUZZ_SECONDS each: 30 here, to keep
-# CI's time, from a fixed seed (FUZZ_SEED); the long run is `scripts/fuzz.sh -t 450` (an hour over
-# the eight targets, random seeds).
+# The fuzz targets of fuzz/ (cargo fuzz, installed by .ci/run): every regression input (each crash
+# found before), then FUZZ_SECONDS of fuzzing each from a fixed seed (FUZZ_SEED): 10 here, for CI's
+# time (from a fixed seed and a fresh corpus a run explores what the previous one did, so its
+# seconds only catch a regression near the seeds; 30 before); `--long` gives them 60, and the long
+# run is `scripts/fuzz.sh -t 450` (an hour over the eight targets, random seeds).
 if cargo fuzz --version >/dev/null 2>&1; then
-  FUZZ_SEED="${FUZZ_SEED:-1}" stage "fuzz targets" scripts/fuzz.sh -t "${FUZZ_SECONDS:-30}"
+  FUZZ_SEED="${FUZZ_SEED:-1}" stage "fuzz targets" scripts/fuzz.sh -t "${FUZZ_SECONDS:-$fuzz_seconds}"
 else
   echo "fuzz skipped: cargo fuzz is not installed (cargo install --locked cargo-fuzz)"
 fi
