@@ -6,7 +6,7 @@
 # the kubelet's config.yaml and kubeadm-flags.env) are byte for byte (and mode for mode) what upstream
 # kubeadm v1.25.16 writes for the same config on the same node. With the upstream binary under test,
 # that comparison is upstream against itself: the run then checks the scenario, not our kubeadm.
-# Then upstream `kubeadm reset -f` cleans the node (our reset is not implemented yet), and the
+# Then upstream `kubeadm reset -f` cleans the node (our reset runs in other scenarios), and the
 # runner tears everything down. Sourced by scenario.sh with lib/node.sh loaded and $kubeadm set;
 # every wait is polled with a deadline through kubectl on node1.
 
