@@ -64,11 +64,37 @@ tb_nsargs() {
 
 # tb_node_exec N COMMAND...: runs COMMAND inside node N with the testbed's tools first on PATH.
 tb_node_exec() {
-  local n=$1
+  local n=$1 a audit=
   shift
-  # shellcheck disable=SC2046
-  nsenter $(tb_nsargs "$n") --wd=/ -- env PATH="$TB_RUN/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" \
-    KUBECONFIG=/etc/kubernetes/admin.conf "$@"
+  # With TB_AUDIT_DIR (testbed/test.sh's secrets audit), what a kubeadm run inside a node prints, on
+  # either stream, is also kept there, whatever the scenario does with it: the audit reads what
+  # kubeadm printed by where it comes from, not by the names of the files scenarios keep.
+  if [ -n "${TB_AUDIT_DIR:-}" ]; then
+    for a in "$@"; do
+      if [ "${a##*/}" = kubeadm ]; then
+        audit="$TB_AUDIT_DIR/exec.$$/node$n.$(date +%s%N).$BASHPID"
+        mkdir -p "$TB_AUDIT_DIR/exec.$$"
+        break
+      fi
+    done
+  fi
+  if [ -z "$audit" ]; then
+    # shellcheck disable=SC2046
+    nsenter $(tb_nsargs "$n") --wd=/ -- env PATH="$TB_RUN/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" \
+      KUBECONFIG=/etc/kubernetes/admin.conf "$@"
+    return
+  fi
+  printf '%s\n' "$*" >"$audit.command"
+  # One pipeline, so that both copies are whole when this returns; its status is the command's (tee
+  # does not fail here).
+  (
+    set -o pipefail
+    {
+      # shellcheck disable=SC2046
+      nsenter $(tb_nsargs "$n") --wd=/ -- env PATH="$TB_RUN/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" \
+        KUBECONFIG=/etc/kubernetes/admin.conf "$@" 2>&1 1>&3 3>&- | tee "$audit.stderr.log" >&2
+    } 3>&1 | tee "$audit.stdout.log"
+  )
 }
 
 # tb_setup KUBEADM [DEB]: fresh run directory, the lan, the tool directory; cleans a previous run first.

@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """The secrets audit over what kubeadm printed in the testbed's scenarios: `secrets_audit.py DIR`,
-DIR holding the `*.log` files each scenario kept (TB_AUDIT_DIR; kubeadm's standard output and error
-of init, joins, resets, upgrades, token commands, the kubelet's and containerd's logs aside).
+DIR being TB_AUDIT_DIR: under `exec.*/`, both streams of every kubeadm run inside a node, whatever
+the scenario did with them (`tb_node_exec` keeps a copy when a `kubeadm` is among its arguments:
+init, joins, resets, upgrades, token and images commands, `init.out`, `pull.*` and the rest); beside
+them the `*.log` files each scenario kept (runs through `bash -c` scripts too), the kubelet's and
+containerd's logs aside.
 
 No private key (PEM, or a kubeconfig's client-key-data) may appear; a bootstrap token
 ([a-z0-9]{6}.[a-z0-9]{16}) only where kubeadm prints one on purpose (a join command, init's

@@ -93,8 +93,15 @@ fn state(server: &ApiServer) -> String {
         .into_iter()
         .chain(walk(&root.join("var/lib/kubelet")))
         .map(|p| {
+            // The contents (a hash of them, so that a failure prints a line per file) and the
+            // mode: a rewrite of the same size is a change too.
+            use std::hash::{Hash, Hasher};
+            use std::os::unix::fs::PermissionsExt;
             let bytes = std::fs::read(&p).unwrap_or_default();
-            format!("{} {}", p.display(), bytes.len())
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            bytes.hash(&mut h);
+            let mode = std::fs::metadata(&p).map_or(0, |m| m.permissions().mode());
+            format!("{} {} {:o} {:016x}", p.display(), bytes.len(), mode, h.finish())
         })
         .collect();
     files.sort();
