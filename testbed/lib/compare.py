@@ -6,10 +6,15 @@
 Before comparing, each file is normalised so that only what must differ between two honest runs
 disappears, and nothing else:
 - certificates (PEM, or base64 PEM inside kubeconfig files) become openssl's text dump without
-  serial number, validity dates (replaced by the validity length in hours), public key bits,
-  key identifiers and signature bytes; subject, issuer, SANs, usages, key type and size remain;
+  serial number, validity dates (replaced by the validity length in hours) and signature bytes; the
+  lines of hex (the public key's bytes) keep their place with the value masked; key identifiers
+  become what they relate: a subject key identifier "<own key>", an authority key identifier the
+  subject of the certificate in the same tree whose subject key identifier it is (or "<a key not in
+  this tree>"), so that each certificate's chain to its CA is compared; subject, issuer, SANs,
+  usages, key type and size remain;
 - private and public keys become their PEM header and key type/size;
-- text: klog timestamps, bootstrap tokens, sha256 CA hashes and dry-run temp dir names are masked;
+- text: klog timestamps (the severity letter stays), bootstrap tokens, sha256 CA hashes and dry-run
+  temp dir names are masked;
 - each file's permission bits are part of what is compared.
 Prints one line per artifact ("same", "DIFFERS", "only in a/b") and a unified diff for each
 difference. Exit status 0 when all are the same, 1 otherwise.
@@ -26,7 +31,7 @@ PEM = re.compile(r"-----BEGIN ([A-Z ]+)-----\n.*?-----END \1-----\n?", re.S)
 HEX_LINE = re.compile(r"^\s+([0-9A-Fa-f]{2}:)+[0-9A-Fa-f]{0,2}\s*$")
 KUBECONFIG_DATA = re.compile(r"^(\s*)(certificate-authority-data|client-certificate-data|client-key-data): (\S+)$")
 MASKS = [
-    (re.compile(r"^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ ([^\]]*\])?", re.M), "<klog> "),
+    (re.compile(r"^([IWEF])\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ ([^\]]*\])?", re.M), r"\1<klog> "),
     (re.compile(r"\b[a-z0-9]{6}\.[a-z0-9]{16}\b"), "<token>"),
     (re.compile(r"sha256:[0-9a-f]{64}"), "sha256:<hash>"),
     (re.compile(r"kubeadm-(init|join|upgrade|reset)-dryrun\d+"), r"kubeadm-\1-dryrun<n>"),
@@ -40,9 +45,44 @@ def openssl(args, data):
     return r.stdout
 
 
+# Subject key identifier -> the subject of the certificate that has it, in the tree being normalised
+# (set by main() for each tree before its files are read).
+SUBJECTS_BY_KEY = {}
+KEY_ID = re.compile(r"^(\s*)(keyid:)?((?:[0-9A-Fa-f]{2}:)+[0-9A-Fa-f]{2})\s*$")
+
+
+def key_ids(pem):
+    """(subject, subject key identifier) of a certificate, as openssl prints them."""
+    text = openssl(["x509", "-noout", "-subject", "-ext", "subjectKeyIdentifier"], pem)
+    subject, ski = "", ""
+    for line in text.splitlines():
+        if line.startswith("subject="):
+            subject = line[len("subject="):].strip()
+        elif KEY_ID.match(line):
+            ski = KEY_ID.match(line).group(3).upper()
+    return subject, ski
+
+
 def describe_cert(pem):
     text = openssl(["x509", "-noout", "-text", "-certopt", "no_serial,no_validity,no_sigdump"], pem)
-    lines = [l for l in text.splitlines() if not HEX_LINE.match(l)]
+    lines, section = [], ""
+    for l in text.splitlines():
+        if "Subject Key Identifier" in l or "Authority Key Identifier" in l:
+            section = l.strip()
+            lines.append(l)
+            continue
+        m = KEY_ID.match(l)
+        if m and section.startswith("X509v3 Subject Key Identifier"):
+            lines.append(m.group(1) + "<own key>")
+        elif m and section.startswith("X509v3 Authority Key Identifier"):
+            owner = SUBJECTS_BY_KEY.get(m.group(3).upper())
+            lines.append(m.group(1) + ("key of " + owner if owner else "<a key not in this tree>"))
+        elif HEX_LINE.match(l):
+            lines.append(re.match(r"^\s*", l).group(0) + "<hex>")
+        else:
+            lines.append(l)
+        if not l.startswith("                "):
+            section = ""
     dates = openssl(["x509", "-noout", "-startdate", "-enddate"], pem)
     found = dict(l.split("=", 1) for l in dates.splitlines() if "=" in l)
     try:
@@ -115,8 +155,40 @@ def tree(root):
     return files
 
 
+def certificates(path):
+    """The PEM certificates in a file, kubeconfig data included."""
+    try:
+        with open(path) as f:
+            text = f.read()
+    except (UnicodeDecodeError, OSError):
+        return []
+    found = [m.group(0) for m in PEM.finditer(text) if m.group(1) == "CERTIFICATE"]
+    for line in text.splitlines():
+        m = KUBECONFIG_DATA.match(line)
+        if m and m.group(2) != "client-key-data":
+            try:
+                decoded = base64.b64decode(m.group(3)).decode()
+            except ValueError:
+                continue
+            found += [c.group(0) for c in PEM.finditer(decoded) if c.group(1) == "CERTIFICATE"]
+    return found
+
+
+def key_owners(files):
+    owners = {}
+    for path in files.values():
+        if os.path.islink(path):
+            continue
+        for pem in certificates(path):
+            subject, ski = key_ids(pem)
+            if ski:
+                owners.setdefault(ski, subject)
+    return owners
+
+
 def main(a_root, b_root):
     a, b = tree(a_root), tree(b_root)
+    owners = {"a": key_owners(a), "b": key_owners(b)}
     differ = 0
     for rel in sorted(set(a) | set(b)):
         if rel not in b:
@@ -127,7 +199,12 @@ def main(a_root, b_root):
             print("only in b: %s" % rel)
             differ += 1
             continue
-        la, lb = normalise(a[rel]), normalise(b[rel])
+        SUBJECTS_BY_KEY.clear()
+        SUBJECTS_BY_KEY.update(owners["a"])
+        la = normalise(a[rel])
+        SUBJECTS_BY_KEY.clear()
+        SUBJECTS_BY_KEY.update(owners["b"])
+        lb = normalise(b[rel])
         if la == lb:
             print("same:      %s" % rel)
             continue
