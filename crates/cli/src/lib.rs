@@ -14,6 +14,7 @@ mod cobra;
 mod commands;
 mod error;
 mod man;
+mod printers;
 mod setup;
 
 use std::io::Write;

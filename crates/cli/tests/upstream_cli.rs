@@ -397,23 +397,6 @@ fn random_outputs_have_upstream_shape() {
 }
 
 #[test]
-fn unimplemented_commands_say_so() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    // Every command is implemented; some output formats are not yet.
-    let r = run(
-        &ours(),
-        &["config", "images", "list", "-o", "jsonpath"],
-        dir.path(),
-        &[],
-    );
-    assert_eq!(r.code, 1);
-    assert_eq!(
-        r.stderr,
-        "kubeadm: \"kubeadm config images list -o jsonpath\" is not implemented yet in kubeadm-rs\n"
-    );
-}
-
-#[test]
 fn closed_stdout_does_not_panic() {
     use std::io::Read;
     use std::process::{Command, Stdio};

@@ -32,6 +32,7 @@ use crate::cobra::execute::Invocation;
 use crate::commands::config_load::{go_json_indent, load_or_default_init, log_warnings};
 use crate::commands::sorted_json;
 use crate::error::{CommandError, Output};
+use crate::printers::Printer;
 use crate::setup::host_facts;
 use crate::setup::reporter;
 use crate::setup::unix_now;
@@ -132,36 +133,19 @@ fn fetch_from_cluster(
 /// The formats of kubeadm's output printers, as upstream lists them in its error.
 const OUTPUT_FORMATS: &str = "go-template,go-template-file,json,jsonpath,jsonpath-as-json,jsonpath-file,template,templatefile,text,yaml";
 
-/// What `check-expiration -o` prints.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Format {
-    Text,
-    Json,
-    Yaml,
-}
-
-fn output_format(inv: &Invocation<'_>) -> Result<Format, CommandError> {
-    let format = inv.flags.string("experimental-output");
-    match format.as_str() {
-        "text" => Ok(Format::Text),
-        "json" => Ok(Format::Json),
-        "yaml" => Ok(Format::Yaml),
-        "go-template" | "go-template-file" | "jsonpath" | "jsonpath-as-json" | "jsonpath-file"
-        | "template" | "templatefile" => Err(CommandError::NotImplemented(format!(
-            "{} -o {format}",
-            inv.command.path
-        ))),
-        other => Err(CommandError::Validation(format!(
-            "could not construct output printer: unable to match a printer suitable for the output format {}, allowed formats are: {OUTPUT_FORMATS}",
-            kubeadm_api::gofmt::quote(other)
-        ))),
-    }
+fn output_format(inv: &Invocation<'_>) -> Result<Printer, CommandError> {
+    crate::printers::printer(
+        &inv.flags.string("experimental-output"),
+        inv.flags.bool("allow-missing-template-keys"),
+        OUTPUT_FORMATS,
+    )
 }
 
 /// `kubeadm certs check-expiration [-o text|json|yaml]`.
 pub(crate) fn check_expiration(inv: &Invocation<'_>, out: &mut Output) -> Result<(), CommandError> {
-    let format = output_format(inv)?;
-    let cfg = internal_cfg(inv, "check-expiration", format != Format::Text, out)?;
+    let mut format = output_format(inv)?;
+    let text = matches!(format, Printer::Text);
+    let cfg = internal_cfg(inv, "check-expiration", !text, out)?;
     let now_time = crate::setup::now();
     let now = crate::setup::unix_seconds(now_time);
     let cert_dir = PathBuf::from(&cfg.cluster.certificates_dir);
@@ -207,15 +191,20 @@ pub(crate) fn check_expiration(inv: &Invocation<'_>, out: &mut Output) -> Result
             found,
         });
     }
-    match format {
-        Format::Text => out.push_str(&render_expiration_table(&rows, &ca_rows, now_time)),
+    match &mut format {
+        Printer::Text => out.push_str(&render_expiration_table(&rows, &ca_rows, now_time)),
         // cli-runtime's JSON printer: four-space indent and a newline.
-        Format::Json => {
+        Printer::Json => {
             out.push_str(&go_json_indent(&expiration_info(&rows, &ca_rows, now_time)));
             out.push('\n');
         }
         // Its YAML printer: the JSON through sigs.k8s.io/yaml, keys sorted.
-        Format::Yaml => out.push_str(&kubeadm_yaml::to_string(&sorted_json::sorted_keys(
+        Printer::Template(t) => t
+            .print(&expiration_info(&rows, &ca_rows, now_time), out)
+            .map_err(|e| {
+                CommandError::Validation(format!("unable to print certificate expiration info: {e}"))
+            })?,
+        Printer::Yaml => out.push_str(&kubeadm_yaml::to_string(&sorted_json::sorted_keys(
             &expiration_info(&rows, &ca_rows, now_time),
         ))),
     }

@@ -18,6 +18,7 @@ use crate::commands::config_load::{
     load_or_default_init_with, log_warnings, new_token,
 };
 use crate::error::{CommandError, Output};
+use crate::printers::Printer;
 use crate::setup::{host_facts, reporter};
 
 fn component_configs(inv: &Invocation<'_>) -> Vec<String> {
@@ -86,23 +87,11 @@ const OUTPUT_FORMATS: &str = "go-template,go-template-file,json,jsonpath,jsonpat
 /// `kubeadm config images list`.
 pub(crate) fn images_list(inv: &Invocation<'_>, out: &mut Output) -> Result<(), CommandError> {
     let cluster = images_cluster_flags(inv)?;
-    let format = inv.flags.string("experimental-output");
-    match format.as_str() {
-        "text" | "json" | "yaml" => {}
-        "go-template" | "go-template-file" | "jsonpath" | "jsonpath-as-json" | "jsonpath-file"
-        | "template" | "templatefile" => {
-            return Err(CommandError::NotImplemented(format!(
-                "{} -o {format}",
-                inv.command.path
-            )));
-        }
-        other => {
-            return Err(CommandError::Validation(format!(
-                "could not construct output printer: unable to match a printer suitable for the output format {}, allowed formats are: {OUTPUT_FORMATS}",
-                kubeadm_api::gofmt::quote(other)
-            )));
-        }
-    }
+    let mut printer = crate::printers::printer(
+        &inv.flags.string("experimental-output"),
+        inv.flags.bool("allow-missing-template-keys"),
+        OUTPUT_FORMATS,
+    )?;
     let rep = reporter(inv);
     let cfg = load_or_default_init(
         &host_facts::gather(),
@@ -111,7 +100,17 @@ pub(crate) fn images_list(inv: &Invocation<'_>, out: &mut Output) -> Result<(), 
         "could not convert cfg to an internal cfg: ",
     )?;
     let images = control_plane_images(&rep, &cfg);
-    out.push_str(&render_images(&images, &format));
+    let format = match &mut printer {
+        Printer::Text => "text",
+        Printer::Json => "json",
+        Printer::Yaml => "yaml",
+        Printer::Template(t) => {
+            return t
+                .print(&images_object(&images), out)
+                .map_err(|e| CommandError::Validation(format!("unable to print images: {e}")));
+        }
+    };
+    out.push_str(&render_images(&images, format));
     Ok(())
 }
 
@@ -186,16 +185,20 @@ fn pull_failed(image: &str, e: &kubeadm_effects::cri::CriError) -> CommandError 
     CommandError::Failed(format!("failed to pull image {image:?}: {e}"))
 }
 
+/// The `output.kubeadm.k8s.io/v1alpha2` `Images` object, in Go's field order.
+fn images_object(images: &[String]) -> serde_json::Value {
+    serde_json::json!({
+        "kind": "Images",
+        "apiVersion": "output.kubeadm.k8s.io/v1alpha2",
+        "images": images,
+    })
+}
+
 /// Renders the `output.kubeadm.k8s.io/v1alpha2` `Images` object as upstream's printers do.
 fn render_images(images: &[String], format: &str) -> String {
     match format {
         "json" => {
-            let obj = serde_json::json!({
-                "kind": "Images",
-                "apiVersion": "output.kubeadm.k8s.io/v1alpha2",
-                "images": images,
-            });
-            let mut text = go_json_indent(&obj);
+            let mut text = go_json_indent(&images_object(images));
             text.push('\n');
             text
         }

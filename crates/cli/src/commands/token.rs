@@ -22,6 +22,7 @@ use crate::commands::config_load::{defaulted_init, go_json_indent, load_or_defau
 use crate::commands::mixed_args;
 use crate::commands::sorted_json;
 use crate::error::{CommandError, Output};
+use crate::printers::Printer;
 use crate::setup::host_facts;
 use crate::setup::reporter;
 
@@ -182,29 +183,12 @@ fn join_line(
         .replace('\t', ""))
 }
 
-/// The output formats `token list` has.
-enum Format {
-    Text,
-    Json,
-    Yaml,
-}
-
-fn output_format(inv: &Invocation<'_>) -> Result<Format, CommandError> {
-    match inv.flags.string("experimental-output").as_str() {
-        "text" => Ok(Format::Text),
-        "json" => Ok(Format::Json),
-        "yaml" => Ok(Format::Yaml),
-        "go-template" | "go-template-file" | "jsonpath" | "jsonpath-as-json" | "jsonpath-file"
-        | "template" | "templatefile" => Err(CommandError::NotImplemented(format!(
-            "{} -o {}",
-            inv.command.path,
-            inv.flags.string("experimental-output")
-        ))),
-        other => Err(invalid(format!(
-            "could not construct output printer: unable to match a printer suitable for the output format {}, allowed formats are: {OUTPUT_FORMATS}",
-            kubeadm_api::gofmt::quote(other)
-        ))),
-    }
+fn output_format(inv: &Invocation<'_>) -> Result<Printer, CommandError> {
+    crate::printers::printer(
+        &inv.flags.string("experimental-output"),
+        inv.flags.bool("allow-missing-template-keys"),
+        OUTPUT_FORMATS,
+    )
 }
 
 /// One row of the text table (upstream's `formatBootstrapToken`), its cells padded as upstream pads
@@ -244,7 +228,7 @@ fn output_object(token: &BootstrapToken) -> serde_json::Value {
 pub(crate) fn list(inv: &Invocation<'_>, out: &mut Output) -> Result<(), CommandError> {
     let path = kubeconfig_path(inv);
     let cluster = client(inv, &path, inv.flags.bool("dry-run"))?;
-    let format = output_format(inv)?;
+    let mut format = output_format(inv)?;
     let options = ListOptions {
         field_selector: format!("type={TOKEN_SECRET_TYPE}"),
         ..Default::default()
@@ -263,9 +247,9 @@ pub(crate) fn list(inv: &Invocation<'_>, out: &mut Output) -> Result<(), Command
                 continue;
             }
         };
-        match format {
+        match &mut format {
             // Upstream flushes a table per token: the header aligns with the first row only.
-            Format::Text if printed == 0 => out.push_str(&tabwrite(
+            Printer::Text if printed == 0 => out.push_str(&tabwrite(
                 &[
                     "TOKEN\tTTL\tEXPIRES\tUSAGES\tDESCRIPTION\tEXTRA GROUPS".to_string(),
                     text_row(&token, now_nanos),
@@ -273,12 +257,18 @@ pub(crate) fn list(inv: &Invocation<'_>, out: &mut Output) -> Result<(), Command
                 10,
                 3,
             )),
-            Format::Text => out.push_str(&tabwrite(&[text_row(&token, now_nanos)], 10, 3)),
-            Format::Json => {
+            Printer::Text => out.push_str(&tabwrite(&[text_row(&token, now_nanos)], 10, 3)),
+            Printer::Json => {
                 out.push_str(&go_json_indent(&output_object(&token)));
                 out.push('\n');
             }
-            Format::Yaml => {
+            Printer::Template(t) => t.print(&output_object(&token), out).map_err(|e| {
+                invalid(format!(
+                    "unable to print token {}: {e}",
+                    token.token.as_ref().map(ToString::to_string).unwrap_or_default()
+                ))
+            })?,
+            Printer::Yaml => {
                 if printed > 0 {
                     out.push_str("---\n");
                 }

@@ -1,0 +1,1315 @@
+//! Go's `text/template` for the templates kubectl's go-template printer runs: text and actions,
+//! trim markers, comments, pipelines, variables, `if`/`else if`/`with`/`range`/`else`/`end`, field
+//! chains on maps, and the functions `and or not len index print printf println eq ne lt le gt ge
+//! html js urlquery` plus the printer's `base64decode` and `exists`. Values are the decoded JSON
+//! (apimachinery's decoder: integers int64, other numbers float64). `define`, `template`, `block`,
+//! `break`, `continue` and `call` are not supported (a parse error names them).
+
+use std::fmt::Write as _;
+
+use serde_json::Value;
+
+use super::gofmt::{self, Num};
+
+#[derive(Debug, Clone)]
+enum Arg {
+    /// `.a.b` (empty: `.`).
+    Field(Vec<String>),
+    /// `$x.a.b`.
+    Var(String, Vec<String>),
+    Str(String),
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+    Nil,
+    /// A function name.
+    Ident(String),
+    /// `(pipeline).a.b`.
+    Pipe(Box<Pipe>, Vec<String>),
+}
+
+#[derive(Debug, Clone)]
+struct Cmd {
+    args: Vec<Arg>,
+    /// The command's source text and position, for errors.
+    text: String,
+    pos: usize,
+    /// Each argument's source text and the position of its last token (where Go places a field
+    /// chain's errors).
+    spans: Vec<(String, usize)>,
+}
+
+#[derive(Debug, Clone)]
+struct Pipe {
+    decl: Vec<String>,
+    assign: bool,
+    cmds: Vec<Cmd>,
+}
+
+#[derive(Debug, Clone)]
+enum Node {
+    Text(String),
+    Action(Pipe),
+    If(Pipe, Vec<Node>, Vec<Node>),
+    With(Pipe, Vec<Node>, Vec<Node>),
+    Range(Pipe, Vec<Node>, Vec<Node>),
+}
+
+/// A parsed template.
+#[derive(Debug)]
+pub(crate) struct Template {
+    name: String,
+    text: String,
+    nodes: Vec<Node>,
+    /// `missingkey=error` (`--allow-missing-template-keys=false`).
+    pub(crate) missing_key_error: bool,
+}
+
+const FUNCS: &[&str] = &[
+    "and",
+    "or",
+    "not",
+    "len",
+    "index",
+    "print",
+    "printf",
+    "println",
+    "eq",
+    "ne",
+    "lt",
+    "le",
+    "gt",
+    "ge",
+    "html",
+    "js",
+    "urlquery",
+    "base64decode",
+    "exists",
+];
+
+// ---- lexing and parsing ----
+
+#[derive(Debug, Clone, PartialEq)]
+enum Tok {
+    Text(String),
+    /// Action start; its tokens follow until `Close`.
+    Open,
+    Close,
+    Word(String),
+    Field(String),
+    Var(String),
+    Str(String),
+    Num(String),
+    LParen,
+    RParen,
+    Pipe,
+    Declare,
+    Assign,
+    Comma,
+}
+
+struct Lexed {
+    toks: Vec<(Tok, usize)>,
+}
+
+fn line_of(text: &str, pos: usize) -> usize {
+    1 + text[..pos.min(text.len())].matches('\n').count()
+}
+
+fn lex(text: &str) -> Result<Lexed, (usize, String)> {
+    let mut toks = Vec::new();
+    let mut pos = 0;
+    let b = text.as_bytes();
+    while pos < text.len() {
+        let Some(open) = text[pos..].find("{{").map(|i| i + pos) else {
+            toks.push((Tok::Text(text[pos..].to_string()), pos));
+            break;
+        };
+        let mut chunk = &text[pos..open];
+        let mut inner = open + 2;
+        if text[inner..].starts_with("- ")
+            || text[inner..].starts_with("-\t")
+            || text[inner..].starts_with("-\n")
+            || text[inner..].starts_with("-\r")
+        {
+            chunk = chunk.trim_end_matches([' ', '\t', '\r', '\n']);
+            inner += 1;
+        }
+        if !chunk.is_empty() {
+            toks.push((Tok::Text(chunk.to_string()), pos));
+        }
+        // Comment.
+        let ws = text[inner..].len() - text[inner..].trim_start_matches([' ', '\t', '\r', '\n']).len();
+        if text[inner + ws..].starts_with("/*") {
+            let start = inner + ws;
+            let end = text[start..]
+                .find("*/")
+                .map(|i| i + start + 2)
+                .ok_or((start, "unclosed comment".to_string()))?;
+            let rest = &text[end..];
+            let (after, trim) = if let Some(r) = rest.strip_prefix(" -}}") {
+                (text.len() - r.len(), true)
+            } else if let Some(r) = rest.strip_prefix("}}") {
+                (text.len() - r.len(), false)
+            } else {
+                return Err((end, "comment ends before closing delimiter".into()));
+            };
+            pos = after;
+            if trim {
+                pos = text.len() - text[pos..].trim_start_matches([' ', '\t', '\r', '\n']).len();
+            }
+            continue;
+        }
+        toks.push((Tok::Open, open));
+        let mut i = inner;
+        loop {
+            if i >= b.len() {
+                return Err((open, "unclosed action".into()));
+            }
+            let c = b[i];
+            if text[i..].starts_with(" -}}")
+                || text[i..].starts_with("\t-}}")
+                || text[i..].starts_with("\n-}}")
+            {
+                toks.push((Tok::Close, i));
+                i += 4;
+                i = text.len() - text[i..].trim_start_matches([' ', '\t', '\r', '\n']).len();
+                break;
+            }
+            if text[i..].starts_with("}}") {
+                toks.push((Tok::Close, i));
+                i += 2;
+                break;
+            }
+            match c {
+                b' ' | b'\t' | b'\r' => i += 1,
+                b'\n' => return Err((i, "unclosed action".into())),
+                b'(' => {
+                    toks.push((Tok::LParen, i));
+                    i += 1;
+                }
+                b')' => {
+                    toks.push((Tok::RParen, i));
+                    i += 1;
+                }
+                b'|' => {
+                    toks.push((Tok::Pipe, i));
+                    i += 1;
+                }
+                b',' => {
+                    toks.push((Tok::Comma, i));
+                    i += 1;
+                }
+                b':' if b.get(i + 1) == Some(&b'=') => {
+                    toks.push((Tok::Declare, i));
+                    i += 2;
+                }
+                b'=' => {
+                    toks.push((Tok::Assign, i));
+                    i += 1;
+                }
+                b'"' => {
+                    let start = i;
+                    i += 1;
+                    loop {
+                        match b.get(i) {
+                            None | Some(b'\n') => return Err((start, "unterminated quoted string".into())),
+                            Some(b'\\') => i += 2,
+                            Some(b'"') => break,
+                            _ => i += 1,
+                        }
+                    }
+                    i += 1;
+                    let s = unquote(&text[start..i]).map_err(|e| (start, e))?;
+                    toks.push((Tok::Str(s), start));
+                }
+                b'`' => {
+                    let start = i;
+                    let end = text[i + 1..]
+                        .find('`')
+                        .ok_or((start, "unterminated raw quoted string".to_string()))?;
+                    toks.push((Tok::Str(text[i + 1..i + 1 + end].to_string()), start));
+                    i += end + 2;
+                }
+                b'.' | b'$' => {
+                    let start = i;
+                    i += 1;
+                    while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_' || b[i] >= 0x80) {
+                        i += 1;
+                    }
+                    let word = &text[start..i];
+                    if c == b'.' && word.len() > 1 && word.as_bytes()[1].is_ascii_digit() {
+                        toks.push((Tok::Num(word.to_string()), start));
+                    } else if c == b'.' {
+                        toks.push((Tok::Field(word[1..].to_string()), start));
+                    } else {
+                        toks.push((Tok::Var(word.to_string()), start));
+                    }
+                }
+                b'0'..=b'9' | b'-' | b'+' => {
+                    let start = i;
+                    i += 1;
+                    while i < b.len()
+                        && (b[i].is_ascii_alphanumeric()
+                            || b[i] == b'.'
+                            || b[i] == b'_'
+                            || ((b[i] == b'-' || b[i] == b'+') && matches!(b[i - 1], b'e' | b'E')))
+                    {
+                        i += 1;
+                    }
+                    toks.push((Tok::Num(text[start..i].to_string()), start));
+                }
+                c if c.is_ascii_alphabetic() || c == b'_' || c >= 0x80 => {
+                    let start = i;
+                    while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_' || b[i] >= 0x80) {
+                        i += 1;
+                    }
+                    toks.push((Tok::Word(text[start..i].to_string()), start));
+                }
+                _ => {
+                    let ch = text[i..].chars().next().unwrap_or(' ');
+                    return Err((
+                        i,
+                        format!(
+                            "unexpected {} in command",
+                            kubeadm_api::gofmt::quote(&ch.to_string())
+                        ),
+                    ));
+                }
+            }
+        }
+        pos = i;
+    }
+    Ok(Lexed { toks })
+}
+
+fn unquote(s: &str) -> Result<String, String> {
+    let body = &s[1..s.len() - 1];
+    let mut out = String::new();
+    let mut chars = body.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('n') => out.push('\n'),
+            Some('t') => out.push('\t'),
+            Some('r') => out.push('\r'),
+            Some('\\') => out.push('\\'),
+            Some('"') => out.push('"'),
+            Some('\'') => out.push('\''),
+            Some('a') => out.push('\x07'),
+            Some('b') => out.push('\x08'),
+            Some('f') => out.push('\x0c'),
+            Some('v') => out.push('\x0b'),
+            Some(e @ ('x' | 'u' | 'U')) => {
+                let n = match e {
+                    'x' => 2,
+                    'u' => 4,
+                    _ => 8,
+                };
+                let hex: String = chars.by_ref().take(n).collect();
+                let v = u32::from_str_radix(&hex, 16).map_err(|_| "invalid syntax".to_string())?;
+                out.push(char::from_u32(v).ok_or("invalid syntax")?);
+            }
+            _ => return Err(format!("invalid syntax: {s}")),
+        }
+    }
+    Ok(out)
+}
+
+struct Parser<'a> {
+    text: &'a str,
+    toks: Vec<(Tok, usize)>,
+    at: usize,
+    vars: Vec<String>,
+}
+
+/// A parse error: the position and message.
+type PErr = (usize, String);
+/// Nodes parsed up to a terminating `{{end}}`/`{{else}}` (its word and position), if any.
+type Listed = (Vec<Node>, Option<(String, usize)>);
+/// A command's arguments and their spans.
+type Command = (Vec<Arg>, Vec<(String, usize)>);
+
+impl Parser<'_> {
+    fn peek(&self) -> Option<&Tok> {
+        self.toks.get(self.at).map(|t| &t.0)
+    }
+    fn pos(&self) -> usize {
+        self.toks.get(self.at).map_or(self.text.len(), |t| t.1)
+    }
+    fn next(&mut self) -> Option<(Tok, usize)> {
+        let t = self.toks.get(self.at).cloned();
+        self.at += 1;
+        t
+    }
+
+    /// Parses nodes up to `{{end}}`/`{{else}}` (returned as the terminator word) or the end.
+    fn list(&mut self) -> Result<Listed, PErr> {
+        let mut nodes = Vec::new();
+        while let Some((tok, pos)) = self.next() {
+            match tok {
+                Tok::Text(t) => nodes.push(Node::Text(t)),
+                Tok::Open => match self.peek().cloned() {
+                    Some(Tok::Word(w)) if matches!(w.as_str(), "end" | "else") => {
+                        self.at += 1;
+                        return Ok((nodes, Some((w, pos))));
+                    }
+                    Some(Tok::Word(w)) if matches!(w.as_str(), "if" | "with" | "range") => {
+                        self.at += 1;
+                        nodes.push(self.control(&w, pos)?);
+                    }
+                    Some(Tok::Word(w))
+                        if matches!(w.as_str(), "define" | "template" | "block" | "break" | "continue") =>
+                    {
+                        return Err((pos, format!("{{{{{w}}}}} is not supported by kubeadm-rs")));
+                    }
+                    _ => {
+                        let p = self.pipeline("command", true)?;
+                        nodes.push(Node::Action(p));
+                    }
+                },
+                _ => return Err((pos, "unexpected token".into())),
+            }
+        }
+        Ok((nodes, None))
+    }
+
+    fn control(&mut self, word: &str, pos: usize) -> Result<Node, PErr> {
+        let depth = self.vars.len();
+        let pipe = self.pipeline(word, false)?;
+        let (body, term) = self.list()?;
+        let mut els = Vec::new();
+        match term {
+            None => return Err((self.text.len(), "unexpected EOF".into())),
+            Some((t, _)) if t == "end" => self.close()?,
+            Some(_) => {
+                // `{{else if …}}` / `{{else with …}}`: a nested control ending at the same end.
+                if let Some(Tok::Word(w)) = self.peek().cloned()
+                    && (w == "if" || (w == "with" && word == "with"))
+                {
+                    self.at += 1;
+                    let p = self.pos();
+                    els.push(self.control(&w, p)?);
+                } else {
+                    self.close()?;
+                    let (e, term) = self.list()?;
+                    els = e;
+                    match term {
+                        None => return Err((self.text.len(), "unexpected EOF".into())),
+                        Some((t, p)) if t != "end" => {
+                            return Err((p, format!("expected end; found {{{{{t}}}}}")));
+                        }
+                        _ => self.close()?,
+                    }
+                }
+            }
+        }
+        self.vars.truncate(depth);
+        let _ = pos;
+        Ok(match word {
+            "if" => Node::If(pipe, body, els),
+            "with" => Node::With(pipe, body, els),
+            _ => Node::Range(pipe, body, els),
+        })
+    }
+
+    fn close(&mut self) -> Result<(), PErr> {
+        match self.next() {
+            Some((Tok::Close, _)) => Ok(()),
+            Some((t, p)) => Err((p, format!("unexpected {} in end", tok_text(&t)))),
+            None => Err((self.text.len(), "unclosed action".into())),
+        }
+    }
+
+    fn pipeline(&mut self, context: &str, top: bool) -> Result<Pipe, PErr> {
+        let mut decl = Vec::new();
+        let mut assign = false;
+        // Declarations: `$x :=`, `$i, $e :=`, `$x =`.
+        let save = self.at;
+        if let Some(Tok::Var(v)) = self.peek().cloned() {
+            self.at += 1;
+            match self.peek() {
+                Some(Tok::Declare) | Some(Tok::Assign) => {
+                    assign = self.peek() == Some(&Tok::Assign);
+                    self.at += 1;
+                    decl.push(v);
+                }
+                Some(Tok::Comma) if context == "range" => {
+                    self.at += 1;
+                    if let Some(Tok::Var(v2)) = self.peek().cloned() {
+                        self.at += 1;
+                        if matches!(self.peek(), Some(Tok::Declare | Tok::Assign)) {
+                            self.at += 1;
+                            decl.push(v);
+                            decl.push(v2);
+                        } else {
+                            return Err((self.pos(), "range can only initialize variables".into()));
+                        }
+                    }
+                }
+                _ => self.at = save,
+            }
+        }
+        if !assign {
+            self.vars.extend(decl.iter().cloned());
+        }
+        let mut cmds = Vec::new();
+        loop {
+            let start = self.pos();
+            let (args, spans) = self.command()?;
+            let end = self.toks.get(self.at).map_or(self.text.len(), |t| t.1);
+            if args.is_empty() {
+                return Err((start, format!("missing value for {context}")));
+            }
+            cmds.push(Cmd {
+                args,
+                text: self.text[start..end].trim_end().to_string(),
+                pos: start,
+                spans,
+            });
+            match self.next() {
+                Some((Tok::Pipe, _)) => continue,
+                Some((Tok::Close, _)) if top || context != "paren" => break,
+                Some((Tok::RParen, _)) if context == "paren" => break,
+                Some((t, p)) => return Err((p, format!("unexpected {} in {context}", tok_text(&t)))),
+                None => return Err((self.text.len(), "unclosed action".into())),
+            }
+        }
+        Ok(Pipe { decl, assign, cmds })
+    }
+
+    fn command(&mut self) -> Result<Command, PErr> {
+        let mut args = Vec::new();
+        let mut spans = Vec::new();
+        loop {
+            let (tok, pos) = match self.toks.get(self.at) {
+                Some(t) => t.clone(),
+                None => return Err((self.text.len(), "unclosed action".into())),
+            };
+            let arg = match tok {
+                Tok::Close | Tok::Pipe | Tok::RParen => return Ok((args, spans)),
+                Tok::Field(f) => {
+                    self.at += 1;
+                    Arg::Field(if f.is_empty() { Vec::new() } else { vec![f] })
+                }
+                Tok::Var(v) => {
+                    self.at += 1;
+                    if !self.vars.contains(&v) && v != "$" {
+                        return Err((
+                            pos,
+                            format!("undefined variable {}", kubeadm_api::gofmt::quote(&v)),
+                        ));
+                    }
+                    Arg::Var(v, Vec::new())
+                }
+                Tok::Str(s) => {
+                    self.at += 1;
+                    Arg::Str(s)
+                }
+                Tok::Num(n) => {
+                    self.at += 1;
+                    if let Ok(i) = n.parse::<i64>() {
+                        Arg::Int(i)
+                    } else if let Ok(f) = n.parse::<f64>() {
+                        Arg::Float(f)
+                    } else {
+                        return Err((
+                            pos,
+                            format!("bad number syntax: {}", kubeadm_api::gofmt::quote(&n)),
+                        ));
+                    }
+                }
+                Tok::Word(w) => {
+                    self.at += 1;
+                    match w.as_str() {
+                        "true" => Arg::Bool(true),
+                        "false" => Arg::Bool(false),
+                        "nil" => Arg::Nil,
+                        _ if FUNCS.contains(&w.as_str()) => Arg::Ident(w),
+                        _ => {
+                            return Err((
+                                pos,
+                                format!("function {} not defined", kubeadm_api::gofmt::quote(&w)),
+                            ));
+                        }
+                    }
+                }
+                Tok::LParen => {
+                    self.at += 1;
+                    let p = self.pipeline("paren", false)?;
+                    Arg::Pipe(Box::new(p), Vec::new())
+                }
+                t => return Err((pos, format!("unexpected {} in command", tok_text(&t)))),
+            };
+            // A field chain directly after (`$x.a`, `(…).a`, `.a.b`).
+            let mut arg = arg;
+            while let Some((Tok::Field(f), p)) = self.toks.get(self.at).cloned() {
+                let prev_end = self.toks.get(self.at - 1).map_or(0, |t| t.1);
+                let _ = prev_end;
+                if p > 0 && self.text.as_bytes()[p - 1].is_ascii_whitespace() {
+                    break;
+                }
+                self.at += 1;
+                match &mut arg {
+                    Arg::Field(c) | Arg::Var(_, c) | Arg::Pipe(_, c) => c.push(f),
+                    _ => return Err((p, "unexpected . after term".into())),
+                }
+            }
+            let last = self.toks.get(self.at - 1).map_or(pos, |t| t.1);
+            let end = self.toks.get(self.at).map_or(self.text.len(), |t| t.1);
+            spans.push((self.text[pos..end].trim_end().to_string(), last));
+            args.push(arg);
+        }
+    }
+}
+
+fn tok_text(t: &Tok) -> String {
+    match t {
+        Tok::Close => "\"}}\"".into(),
+        Tok::RParen => "\")\"".into(),
+        Tok::LParen => "\"(\"".into(),
+        Tok::Pipe => "\"|\"".into(),
+        Tok::Comma => "\",\"".into(),
+        Tok::Declare => "\":=\"".into(),
+        Tok::Assign => "\"=\"".into(),
+        Tok::Word(w) | Tok::Field(w) | Tok::Var(w) | Tok::Num(w) => format!("<{w}>"),
+        Tok::Str(s) => kubeadm_api::gofmt::quote(s),
+        Tok::Text(_) | Tok::Open => "text".into(),
+    }
+}
+
+// ---- execution ----
+
+/// A value in execution: `None` is Go's invalid value (`<no value>`).
+type V = Option<Value>;
+
+struct Exec<'a> {
+    t: &'a Template,
+    vars: Vec<(String, V)>,
+}
+
+impl Template {
+    /// Parses `text` as the template `name`; the error is Go's (`template: NAME:LINE: …`).
+    pub(crate) fn parse(name: &str, text: &str) -> Result<Self, String> {
+        let err = |(pos, msg): PErr| format!("template: {name}:{}: {msg}", line_of(text, pos));
+        let lexed = lex(text).map_err(err)?;
+        let mut p = Parser {
+            text,
+            toks: lexed.toks,
+            at: 0,
+            vars: Vec::new(),
+        };
+        let (nodes, term) = p.list().map_err(err)?;
+        if let Some((t, pos)) = term {
+            return Err(err((pos, format!("unexpected {{{{{t}}}}}"))));
+        }
+        Ok(Template {
+            name: name.to_string(),
+            text: text.to_string(),
+            nodes,
+            missing_key_error: false,
+        })
+    }
+
+    /// Runs the template on `data`, writing into `out` as it goes (a failure leaves what was
+    /// written); the error is Go's (`template: NAME:LINE:COL: executing "NAME" at <…>: …`).
+    pub(crate) fn execute(&self, data: &Value, out: &mut String) -> Result<(), String> {
+        let mut e = Exec {
+            t: self,
+            vars: vec![("$".into(), Some(data.clone()))],
+        };
+        e.nodes(&self.nodes, &Some(data.clone()), out)
+    }
+
+    fn error_at(&self, cmd: &Cmd, msg: &str) -> String {
+        self.error_at_pos(cmd.pos, &cmd.text, msg)
+    }
+
+    fn error_at_pos(&self, pos: usize, node: &str, msg: &str) -> String {
+        let line = line_of(&self.text, pos);
+        let col = pos - self.text[..pos].rfind('\n').map_or(0, |i| i + 1);
+        format!(
+            "template: {}:{line}:{col}: executing {} at <{node}>: {msg}",
+            self.name,
+            kubeadm_api::gofmt::quote(&self.name),
+        )
+    }
+}
+
+fn truth(v: &V) -> bool {
+    match v {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(Value::String(s)) => !s.is_empty(),
+        Some(Value::Array(a)) => !a.is_empty(),
+        Some(Value::Object(m)) => !m.is_empty(),
+        Some(Value::Number(n)) => n.as_f64().is_some_and(|f| f != 0.0),
+    }
+}
+
+/// What `{{…}}` prints for a value.
+fn print_value(v: &V) -> String {
+    match v {
+        None | Some(Value::Null) => "<no value>".into(),
+        Some(v) => gofmt::v(v, true),
+    }
+}
+
+/// fmt's `%v` of a function argument (a missing value is a nil interface).
+fn arg_v(v: &V) -> String {
+    match v {
+        None => "<nil>".into(),
+        Some(v) => gofmt::v(v, true),
+    }
+}
+
+impl Exec<'_> {
+    fn nodes(&mut self, nodes: &[Node], dot: &V, out: &mut String) -> Result<(), String> {
+        for n in nodes {
+            match n {
+                Node::Text(t) => out.push_str(t),
+                Node::Action(p) => {
+                    let v = self.pipe(p, dot)?;
+                    if p.decl.is_empty() {
+                        out.push_str(&print_value(&v));
+                    }
+                }
+                Node::If(p, body, els) | Node::With(p, body, els) => {
+                    let depth = self.vars.len();
+                    let v = self.pipe(p, dot)?;
+                    let with = matches!(n, Node::With(..));
+                    if truth(&v) {
+                        let d = if with { v } else { dot.clone() };
+                        self.nodes(body, &d, out)?;
+                    } else {
+                        self.nodes(els, dot, out)?;
+                    }
+                    self.vars.truncate(depth);
+                }
+                Node::Range(p, body, els) => {
+                    let depth = self.vars.len();
+                    let v = self.pipe_value(p, dot)?;
+                    let items: Vec<(Value, Value)> = match &v {
+                        None => Vec::new(),
+                        Some(Value::Array(a)) => a
+                            .iter()
+                            .enumerate()
+                            .map(|(i, x)| (Value::from(i as i64), x.clone()))
+                            .collect(),
+                        Some(Value::Object(m)) => {
+                            let mut keys: Vec<&String> = m.keys().collect();
+                            keys.sort();
+                            keys.into_iter()
+                                .map(|k| (Value::String(k.clone()), m[k.as_str()].clone()))
+                                .collect()
+                        }
+                        Some(Value::Number(n)) if n.is_i64() => (0..n.as_i64().unwrap_or(0))
+                            .map(|i| (Value::from(i), Value::from(i)))
+                            .collect(),
+                        Some(other) => {
+                            let cmd = &p.cmds[0];
+                            return Err(self.t.error_at(
+                                cmd,
+                                &format!("range can't iterate over {}", gofmt::v(other, true)),
+                            ));
+                        }
+                    };
+                    if items.is_empty() {
+                        self.nodes(els, dot, out)?;
+                    }
+                    for (k, x) in items {
+                        match p.decl.as_slice() {
+                            [e] => self.set(e, Some(x.clone()), p.assign),
+                            [i, e] => {
+                                self.set(i, Some(k), p.assign);
+                                self.set(e, Some(x.clone()), p.assign);
+                            }
+                            _ => {}
+                        }
+                        self.nodes(body, &Some(x), out)?;
+                    }
+                    self.vars.truncate(depth);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn set(&mut self, name: &str, v: V, assign: bool) {
+        if assign && let Some(slot) = self.vars.iter_mut().rev().find(|(n, _)| n == name) {
+            slot.1 = v;
+            return;
+        }
+        self.vars.push((name.to_string(), v));
+    }
+
+    /// A pipeline's value, its declarations made.
+    fn pipe(&mut self, p: &Pipe, dot: &V) -> Result<V, String> {
+        let v = self.pipe_value(p, dot)?;
+        if let [d] = p.decl.as_slice() {
+            self.set(d, v.clone(), p.assign);
+        }
+        Ok(v)
+    }
+
+    fn pipe_value(&mut self, p: &Pipe, dot: &V) -> Result<V, String> {
+        let mut prev: Option<V> = None;
+        for cmd in &p.cmds {
+            prev = Some(self.command(cmd, dot, prev)?);
+        }
+        Ok(prev.unwrap_or(None))
+    }
+
+    fn command(&mut self, cmd: &Cmd, dot: &V, piped: Option<V>) -> Result<V, String> {
+        let first = &cmd.args[0];
+        if let Arg::Ident(f) = first {
+            let mut args = Vec::new();
+            for (i, a) in cmd.args.iter().enumerate().skip(1) {
+                args.push(self.arg(a, dot, cmd, i)?);
+            }
+            if let Some(p) = piped {
+                args.push(p);
+            }
+            return self.call(f, args, cmd);
+        }
+        if cmd.args.len() > 1 || piped.is_some() {
+            let what = match first {
+                Arg::Field(_) | Arg::Var(..) | Arg::Pipe(..) => "can't give argument to non-function",
+                _ => "can't give argument to non-function",
+            };
+            return Err(self.t.error_at(
+                cmd,
+                &format!("{what} {}", cmd.text.split_whitespace().next().unwrap_or("")),
+            ));
+        }
+        self.arg(first, dot, cmd, 0)
+    }
+
+    fn arg(&mut self, a: &Arg, dot: &V, cmd: &Cmd, index: usize) -> Result<V, String> {
+        let span = &cmd.spans[index];
+        Ok(match a {
+            Arg::Field(chain) => self.chain(dot.clone(), chain, span)?,
+            Arg::Var(name, chain) => {
+                let v = self
+                    .vars
+                    .iter()
+                    .rev()
+                    .find(|(n, _)| n == name)
+                    .map(|(_, v)| v.clone())
+                    .unwrap_or(None);
+                self.chain(v, chain, span)?
+            }
+            Arg::Str(s) => Some(Value::String(s.clone())),
+            Arg::Int(i) => Some(Value::from(*i)),
+            Arg::Float(f) => serde_json::Number::from_f64(*f).map(Value::Number),
+            Arg::Bool(b) => Some(Value::Bool(*b)),
+            Arg::Nil => return Err(self.t.error_at(cmd, "nil is not a command")),
+            Arg::Ident(f) => self.call(f, Vec::new(), cmd)?,
+            Arg::Pipe(p, chain) => {
+                let v = self.pipe_value(p, dot)?;
+                self.chain(v, chain, span)?
+            }
+        })
+    }
+
+    fn chain(&self, mut v: V, chain: &[String], span: &(String, usize)) -> Result<V, String> {
+        let err = |msg: String| self.t.error_at_pos(span.1, &span.0, &msg);
+        for name in chain {
+            v = match v {
+                Some(Value::Object(m)) => match m.get(name) {
+                    Some(x) => Some(x.clone()),
+                    None if self.t.missing_key_error => {
+                        return Err(err(format!(
+                            "map has no entry for key {}",
+                            kubeadm_api::gofmt::quote(name)
+                        )));
+                    }
+                    None => None,
+                },
+                None | Some(Value::Null) => {
+                    if self.t.missing_key_error {
+                        return Err(err(format!(
+                            "nil data; no entry for key {}",
+                            kubeadm_api::gofmt::quote(name)
+                        )));
+                    }
+                    None
+                }
+                // Every value below the root is held in an `interface{}`.
+                Some(_) => return Err(err(format!("can't evaluate field {name} in type interface {{}}"))),
+            };
+        }
+        Ok(v)
+    }
+
+    fn call(&self, f: &str, args: Vec<V>, cmd: &Cmd) -> Result<V, String> {
+        let fail = |m: String| self.t.error_at(cmd, &format!("error calling {f}: {m}"));
+        let want = |n: usize| -> Result<(), String> {
+            if args.len() == n {
+                Ok(())
+            } else {
+                Err(self.t.error_at(
+                    cmd,
+                    &format!("wrong number of args for {f}: want {n} got {}", args.len()),
+                ))
+            }
+        };
+        let at_least = |n: usize| -> Result<(), String> {
+            if args.len() >= n {
+                Ok(())
+            } else {
+                Err(self.t.error_at(
+                    cmd,
+                    &format!(
+                        "wrong number of args for {f}: want at least {n} got {}",
+                        args.len()
+                    ),
+                ))
+            }
+        };
+        let s = |x: String| Ok(Some(Value::String(x)));
+        match f {
+            "and" => {
+                at_least(1)?;
+                Ok(args
+                    .iter()
+                    .find(|a| !truth(a))
+                    .cloned()
+                    .unwrap_or_else(|| args[args.len() - 1].clone()))
+            }
+            "or" => {
+                at_least(1)?;
+                Ok(args
+                    .iter()
+                    .find(|a| truth(a))
+                    .cloned()
+                    .unwrap_or_else(|| args[args.len() - 1].clone()))
+            }
+            "not" => {
+                want(1)?;
+                Ok(Some(Value::Bool(!truth(&args[0]))))
+            }
+            "len" => {
+                want(1)?;
+                match &args[0] {
+                    Some(Value::String(x)) => Ok(Some(Value::from(x.len() as i64))),
+                    Some(Value::Array(x)) => Ok(Some(Value::from(x.len() as i64))),
+                    Some(Value::Object(x)) => Ok(Some(Value::from(x.len() as i64))),
+                    None | Some(Value::Null) => Err(fail("len of nil pointer".into())),
+                    Some(other) => Err(fail(format!("len of type {}", gofmt::type_name(other, true)))),
+                }
+            }
+            "index" => {
+                at_least(1)?;
+                let mut v = args[0].clone();
+                for i in &args[1..] {
+                    v = match (&v, i) {
+                        (Some(Value::Object(m)), Some(Value::String(k))) => {
+                            m.get(k).cloned().or(Some(Value::Null))
+                        }
+                        (Some(Value::Array(a)), Some(Value::Number(n))) if n.is_i64() => {
+                            let x = n.as_i64().unwrap_or(0);
+                            if x < 0 || x as usize >= a.len() {
+                                return Err(fail(format!("index out of range: {x}")));
+                            }
+                            Some(a[x as usize].clone())
+                        }
+                        (None | Some(Value::Null), _) => return Err(fail("index of untyped nil".into())),
+                        (Some(Value::Array(_)), _) => {
+                            return Err(fail(
+                                "cannot index slice/array with type ".to_string()
+                                    + i.as_ref().map_or("<nil>", |x| gofmt::type_name(x, true)),
+                            ));
+                        }
+                        (Some(Value::Object(_)), _) => {
+                            return Err(fail(format!(
+                                "value has type {}; should be string",
+                                i.as_ref().map_or("<nil>", |x| gofmt::type_name(x, true))
+                            )));
+                        }
+                        (Some(other), _) => {
+                            return Err(fail(format!(
+                                "can't index item of type {}",
+                                gofmt::type_name(other, true)
+                            )));
+                        }
+                    };
+                }
+                Ok(v)
+            }
+            "print" => s(sprint(&args)),
+            "println" => s(args.iter().map(arg_v).collect::<Vec<_>>().join(" ") + "\n"),
+            "printf" => {
+                at_least(1)?;
+                let Some(Value::String(format)) = &args[0] else {
+                    return Err(self.t.error_at(
+                        cmd,
+                        "wrong type for value; expected string; got ".to_string().as_str(),
+                    ));
+                };
+                s(sprintf(format, &args[1..]))
+            }
+            "eq" | "ne" | "lt" | "le" | "gt" | "ge" => {
+                at_least(if f == "eq" { 1 } else { 2 })?;
+                if f != "eq" {
+                    want(2)?;
+                }
+                let r = compare(f, &args[0], &args[1..]).map_err(fail)?;
+                Ok(Some(Value::Bool(r)))
+            }
+            "html" => s(html(&eval_args(&args))),
+            "js" => s(js(&eval_args(&args))),
+            "urlquery" => s(urlquery(&eval_args(&args))),
+            "base64decode" => {
+                want(1)?;
+                let Some(Value::String(x)) = &args[0] else {
+                    return Err(fail("wrong type for value; expected string".into()));
+                };
+                base64_decode(x)
+                    .map_err(|e| fail(format!("base64 decode failed: {e}")))
+                    .and_then(s)
+            }
+            "exists" => {
+                at_least(1)?;
+                let mut v = args[0].clone();
+                for i in &args[1..] {
+                    v = match (&v, i) {
+                        (Some(Value::Object(m)), Some(Value::String(k))) => m.get(k).cloned(),
+                        (Some(Value::Array(a)), Some(Value::Number(n))) => n
+                            .as_i64()
+                            .and_then(|x| usize::try_from(x).ok())
+                            .and_then(|x| a.get(x))
+                            .cloned(),
+                        _ => return Ok(Some(Value::Bool(false))),
+                    };
+                }
+                Ok(Some(Value::Bool(!matches!(v, None | Some(Value::Null)))))
+            }
+            _ => Err(self.t.error_at(cmd, &format!("{f} is not a defined function"))),
+        }
+    }
+}
+
+/// fmt.Sprint: a space between operands when neither is a string.
+fn sprint(args: &[V]) -> String {
+    let mut out = String::new();
+    for (i, a) in args.iter().enumerate() {
+        let is_str = matches!(a, Some(Value::String(_)));
+        if i > 0 && !is_str && !matches!(args[i - 1], Some(Value::String(_))) {
+            out.push(' ');
+        }
+        out.push_str(&arg_v(a));
+    }
+    out
+}
+
+/// text/template's evalArgs: the one string argument, else fmt.Sprint of all.
+fn eval_args(args: &[V]) -> String {
+    if let [Some(Value::String(x))] = args {
+        return x.clone();
+    }
+    sprint(args)
+}
+
+enum Kind {
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(String),
+    Nil,
+    Other,
+}
+
+fn kind(v: &V) -> Kind {
+    match v {
+        None | Some(Value::Null) => Kind::Nil,
+        Some(Value::Bool(b)) => Kind::Bool(*b),
+        Some(Value::String(s)) => Kind::Str(s.clone()),
+        Some(Value::Number(n)) => match gofmt::num(n, true) {
+            Num::Int(i) => Kind::Int(i),
+            Num::Float(f) => Kind::Float(f),
+        },
+        _ => Kind::Other,
+    }
+}
+
+fn compare(f: &str, a: &V, rest: &[V]) -> Result<bool, String> {
+    const INCOMPATIBLE: &str = "incompatible types for comparison";
+    const BAD: &str = "invalid type for comparison";
+    if rest.is_empty() {
+        return Err("missing argument for comparison".into());
+    }
+    // Go names the two types; an integer is named `int`, as template literals are.
+    let tname = |v: &V| match kind(v) {
+        Kind::Bool(_) => "bool",
+        Kind::Int(_) => "int",
+        Kind::Float(_) => "float64",
+        Kind::Str(_) => "string",
+        Kind::Nil => "<nil>",
+        Kind::Other => v.as_ref().map_or("<nil>", |x| gofmt::type_name(x, true)),
+    };
+    let incompatible = |a: &V, b: &V| format!("{INCOMPATIBLE}: {} and {}", tname(a), tname(b));
+    let eq = |a: &V, b: &V| -> Result<bool, String> {
+        match (kind(a), kind(b)) {
+            (Kind::Bool(x), Kind::Bool(y)) => Ok(x == y),
+            (Kind::Int(x), Kind::Int(y)) => Ok(x == y),
+            (Kind::Float(x), Kind::Float(y)) => Ok(x == y),
+            (Kind::Str(x), Kind::Str(y)) => Ok(x == y),
+            (Kind::Nil, Kind::Nil) => Ok(true),
+            (Kind::Nil, _) | (_, Kind::Nil) => Ok(false),
+            (Kind::Other, Kind::Other) => Err(format!(
+                "non-comparable types {}: {}, {}: {}",
+                arg_v(a),
+                a.as_ref().map_or("<nil>", |x| gofmt::type_name(x, true)),
+                b.as_ref().map_or("<nil>", |x| gofmt::type_name(x, true)),
+                arg_v(b)
+            )),
+            _ => Err(incompatible(a, b)),
+        }
+    };
+    let lt = |a: &V, b: &V| -> Result<bool, String> {
+        match (kind(a), kind(b)) {
+            (Kind::Int(x), Kind::Int(y)) => Ok(x < y),
+            (Kind::Float(x), Kind::Float(y)) => Ok(x < y),
+            (Kind::Str(x), Kind::Str(y)) => Ok(x < y),
+            (Kind::Nil | Kind::Other | Kind::Bool(_), _) | (_, Kind::Nil | Kind::Other | Kind::Bool(_)) => {
+                Err(BAD.into())
+            }
+            _ => Err(incompatible(a, b)),
+        }
+    };
+    let b = &rest[0];
+    match f {
+        "eq" => {
+            for r in rest {
+                if eq(a, r)? {
+                    return Ok(true);
+                }
+            }
+            Ok(false)
+        }
+        "ne" => eq(a, b).map(|t| !t),
+        "lt" => lt(a, b),
+        "le" => Ok(lt(a, b)? || eq(a, b)?),
+        "gt" => Ok(!(lt(a, b)? || eq(a, b)?)),
+        _ => lt(a, b).map(|t| !t),
+    }
+}
+
+fn html(s: &str) -> String {
+    let mut out = String::new();
+    for c in s.chars() {
+        match c {
+            '\0' => out.push('\u{FFFD}'),
+            '"' => out.push_str("&#34;"),
+            '\'' => out.push_str("&#39;"),
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn js(s: &str) -> String {
+    let mut out = String::new();
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\'' => out.push_str("\\'"),
+            '"' => out.push_str("\\\""),
+            '<' => out.push_str("\\u003C"),
+            '>' => out.push_str("\\u003E"),
+            '&' => out.push_str("\\u0026"),
+            '=' => out.push_str("\\u003D"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04X}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn urlquery(s: &str) -> String {
+    let mut out = String::new();
+    for b in s.bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => out.push(b as char),
+            b' ' => out.push('+'),
+            b => {
+                let _ = write!(out, "%{b:02X}");
+            }
+        }
+    }
+    out
+}
+
+/// Go's `base64.StdEncoding.DecodeString` (padded, strict), with its error text.
+fn base64_decode(s: &str) -> Result<String, String> {
+    use base64::Engine as _;
+    let stripped: String = s.chars().filter(|c| *c != '\n' && *c != '\r').collect();
+    match base64::engine::general_purpose::STANDARD.decode(&stripped) {
+        Ok(b) => Ok(String::from_utf8_lossy(&b).into_owned()),
+        Err(base64::DecodeError::InvalidByte(i, _)) => Err(format!("illegal base64 data at input byte {i}")),
+        Err(_) => {
+            // A length that is not a multiple of four: Go reports the end of the last full quantum.
+            let i = stripped.len() / 4 * 4;
+            Err(format!("illegal base64 data at input byte {i}"))
+        }
+    }
+}
+
+/// fmt.Sprintf for the verbs templates use: `%v %s %d %q %f %t %x %X %%`, flags `-+ 0#`, width
+/// and precision.
+fn sprintf(format: &str, args: &[V]) -> String {
+    let mut out = String::new();
+    let mut chars = format.chars().peekable();
+    let mut argi = 0;
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            out.push(c);
+            continue;
+        }
+        let mut minus = false;
+        let mut zero = false;
+        let mut plus = false;
+        let mut space = false;
+        while let Some(&f) = chars.peek() {
+            match f {
+                '-' => minus = true,
+                '0' => zero = true,
+                '+' => plus = true,
+                ' ' => space = true,
+                '#' => {}
+                _ => break,
+            }
+            chars.next();
+        }
+        let mut width: Option<usize> = None;
+        while let Some(d) = chars.peek().and_then(|c| c.to_digit(10)) {
+            width = Some(width.unwrap_or(0) * 10 + d as usize);
+            chars.next();
+        }
+        let mut prec: Option<usize> = None;
+        if chars.peek() == Some(&'.') {
+            chars.next();
+            prec = Some(0);
+            while let Some(d) = chars.peek().and_then(|c| c.to_digit(10)) {
+                prec = Some(prec.unwrap_or(0) * 10 + d as usize);
+                chars.next();
+            }
+        }
+        let Some(verb) = chars.next() else {
+            out.push_str("%!(NOVERB)");
+            break;
+        };
+        if verb == '%' {
+            out.push('%');
+            continue;
+        }
+        let Some(arg) = args.get(argi) else {
+            let _ = write!(out, "%!{verb}(MISSING)");
+            continue;
+        };
+        argi += 1;
+        let bad = || {
+            format!(
+                "%!{verb}({}={})",
+                arg.as_ref().map_or("<nil>", |x| gofmt::type_name(x, true)),
+                arg_v(arg)
+            )
+        };
+        let text = match (verb, kind(arg)) {
+            ('v', Kind::Float(f)) | ('f' | 'g' | 'e', Kind::Float(f)) if verb == 'v' || verb == 'g' => {
+                if let Some(p) = prec {
+                    format!("{f:.p$}")
+                } else {
+                    gofmt::float_v(f)
+                }
+            }
+            ('v', _) => {
+                if arg.is_none() || matches!(arg, Some(Value::Null)) {
+                    "<nil>".into()
+                } else {
+                    arg_v(arg)
+                }
+            }
+            ('s', Kind::Str(s)) => match prec {
+                Some(p) => s.chars().take(p).collect(),
+                None => s,
+            },
+            ('s', Kind::Other) => arg_v(arg),
+            ('q', Kind::Str(s)) => kubeadm_api::gofmt::quote(&s),
+            ('d', Kind::Int(i)) => {
+                if plus && i >= 0 {
+                    format!("+{i}")
+                } else if space && i >= 0 {
+                    format!(" {i}")
+                } else {
+                    i.to_string()
+                }
+            }
+            ('x', Kind::Int(i)) => format!("{i:x}"),
+            ('X', Kind::Int(i)) => format!("{i:X}"),
+            ('x', Kind::Str(s)) => s.bytes().map(|b| format!("{b:02x}")).collect(),
+            ('f' | 'F', Kind::Float(f)) => format!("{f:.*}", prec.unwrap_or(6)),
+            ('e', Kind::Float(f)) => {
+                let s = format!("{f:.*e}", prec.unwrap_or(6));
+                match s.split_once('e') {
+                    Some((m, e)) => {
+                        let n: i32 = e.parse().unwrap_or(0);
+                        format!("{m}e{}{:02}", if n < 0 { '-' } else { '+' }, n.abs())
+                    }
+                    None => s,
+                }
+            }
+            ('t', Kind::Bool(b)) => b.to_string(),
+            ('s' | 'q' | 'd' | 'x' | 'X' | 'f' | 'F' | 'e' | 't', Kind::Nil) => format!("%!{verb}(<nil>)"),
+            _ => bad(),
+        };
+        let numeric = matches!(verb, 'd' | 'f' | 'F' | 'e' | 'x' | 'X');
+        let len = text.chars().count();
+        match width {
+            Some(w) if w > len => {
+                let pad = w - len;
+                if minus {
+                    out.push_str(&text);
+                    out.push_str(&" ".repeat(pad));
+                } else if zero && numeric {
+                    let (sign, digits) = match text.strip_prefix(['-', '+']) {
+                        Some(d) => (&text[..1], d),
+                        None => ("", text.as_str()),
+                    };
+                    out.push_str(sign);
+                    out.push_str(&"0".repeat(pad));
+                    out.push_str(digits);
+                } else {
+                    out.push_str(&" ".repeat(pad));
+                    out.push_str(&text);
+                }
+            }
+            _ => out.push_str(&text),
+        }
+    }
+    if argi < args.len() {
+        out.push_str("%!(EXTRA ");
+        let extra: Vec<String> = args[argi..]
+            .iter()
+            .map(|a| {
+                format!(
+                    "{}={}",
+                    a.as_ref().map_or("<nil>", |x| gofmt::type_name(x, true)),
+                    arg_v(a)
+                )
+            })
+            .collect();
+        out.push_str(&extra.join(", "));
+        out.push(')');
+    }
+    out
+}
