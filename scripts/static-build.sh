@@ -34,7 +34,9 @@ done
 target_dir=$(cargo metadata --format-version 1 --no-deps --offline |
   python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')
 case "$profile" in dev | test) outdir=debug ;; *) outdir=$profile ;; esac
-for t in "${targets[@]}"; do
-  cargo build --locked --profile "$profile" -p kubeadm --bin kubeadm --target "$t" >&2
-  echo "$target_dir/$t/$outdir/kubeadm"
-done
+# One cargo run for every target: the workspace's crates build one after another for each target,
+# so two targets keep both cores busy.
+target_args=()
+for t in "${targets[@]}"; do target_args+=(--target "$t"); done
+cargo build --locked --profile "$profile" -p kubeadm --bin kubeadm "${target_args[@]}" >&2
+for t in "${targets[@]}"; do echo "$target_dir/$t/$outdir/kubeadm"; done

@@ -283,7 +283,10 @@ fn bad_flag_combinations_fail_like_upstream() {
         }
         if us.stderr.contains("is not implemented yet in kubeadm-rs") {
             // Every refusal in the corpus must be compared: "not implemented" is no answer.
-            failures.push(format!("{line}: not implemented by kubeadm-rs: {}", us.stderr.trim()));
+            failures.push(format!(
+                "{line}: not implemented by kubeadm-rs: {}",
+                us.stderr.trim()
+            ));
             continue;
         }
         if us.code != expected_code(&up) || stderr_lines(&us.stderr) != stderr_lines(&up.stderr) {
