@@ -1,6 +1,7 @@
 //! Masks for comparing `kubeadm init --dry-run` outputs of upstream and ours: what differs from run
-//! to run (upstream's temporary folder, the CA, token expiry, random tokens and keys) and the lines
-//! that name where upstream's dry run put its files (ours keeps them in memory).
+//! to run (upstream's temporary folder, the CA, token expiry, random tokens and keys) and the places
+//! the lines name for the files (upstream's dry run writes them into a temporary folder, ours keeps
+//! them in memory and names where they would go): the place is masked, the line kept.
 
 /// Masks what differs from run to run: upstream's dry-run folder, the CA, the token expiry and
 /// the CA hash.
@@ -32,19 +33,60 @@ pub fn mask_dry_run(text: &str) -> String {
     out
 }
 
+/// Upstream's two lines about its temporary folder (after [`mask_dry_run`]), which ours, writing
+/// none, does not print.
+const UPSTREAM_FOLDER_LINES: [&str; 2] = [
+    "[dryrun] Wrote certificates, kubeconfig files and control plane manifests to the \"DIR\" directory",
+    "[dryrun] Please examine the \"DIR\" directory for details about what would be written",
+];
+
+/// A line naming where files go, with the place masked and the rest kept: the folder of
+/// `… folder "P"`, `… local etcd in "P"` and `… from directory "P"` becomes `<dir>`, and of
+/// `… to file "P/NAME"` and `  sudo cp -i P/NAME …` only NAME is kept. Upstream's dry run names its
+/// temporary folder there (`DIR` after [`mask_dry_run`]), ours the real places (the configured
+/// certificate folder, /etc/kubernetes/manifests, /var/lib/kubelet). `None` for upstream's lines
+/// about its temporary folder.
+pub fn mask_place(line: &str) -> Option<String> {
+    if UPSTREAM_FOLDER_LINES.contains(&line) {
+        return None;
+    }
+    let base = |path: &str| path.rsplit('/').next().unwrap_or_default().to_string();
+    for (marker, keep_name) in [
+        ("folder \"", false),
+        ("local etcd in \"", false),
+        ("from directory \"", false),
+        ("to file \"", true),
+    ] {
+        let Some(at) = line.find(marker) else { continue };
+        let start = at + marker.len();
+        let Some(len) = line[start..].find('"') else {
+            continue;
+        };
+        let path = &line[start..start + len];
+        let masked = if keep_name {
+            format!("<dir>/{}", base(path))
+        } else {
+            "<dir>".to_string()
+        };
+        return Some(format!("{}{masked}{}", &line[..start], &line[start + len..]));
+    }
+    if let Some((path, tail)) = line
+        .strip_prefix("  sudo cp -i ")
+        .and_then(|rest| rest.split_once(' '))
+    {
+        return Some(format!("  sudo cp -i <dir>/{} {tail}", base(path)));
+    }
+    Some(line.to_string())
+}
+
 /// From the dry-run file listing to the join command: the files, every API call and object, the
-/// phase messages and the final text. Lines that name where files went are left out: upstream
-/// writes everything to a temporary folder, ours keeps it in memory and names the real paths.
+/// phase messages and the final text, with the places files go masked ([`mask_place`]).
 pub fn dry_run_tail(text: &str) -> String {
     let masked = mask_dry_run(text);
     masked
         .lines()
         .skip_while(|l| !l.starts_with("[dryrun] The certificates or kubeconfig files"))
-        .filter(|l| {
-            !l.contains("DIR")
-                && !l.starts_with("[wait-control-plane] Waiting for the kubelet")
-                && !l.starts_with("  sudo cp -i ")
-        })
+        .filter_map(mask_place)
         .map(|l| format!("{l}\n"))
         .collect()
 }
@@ -103,21 +145,65 @@ pub fn mask_random(text: &str) -> String {
 }
 
 /// A whole `init --dry-run` output, for comparing runs driven by flags: from the version line to
-/// the join command, with what differs from run to run masked, without the lines that name the
-/// folders the files went to (upstream's dry run writes them into a temporary folder, ours keeps
-/// them in memory) and without the system verification report (the host's).
+/// the join command, with what differs from run to run masked, the places files go masked
+/// ([`mask_place`]) and without the system verification report (the host's: the coloured lines
+/// and the line that says it failed).
 pub fn dry_run_whole(text: &str) -> String {
     mask_random(&mask_dry_run(text))
         .lines()
         .skip_while(|l| !l.starts_with("[init] Using Kubernetes version"))
-        .filter(|l| {
-            !l.contains("DIR")
-                && !l.contains('\x1b')
-                && !l.starts_with("[preflight] The system verification failed")
-                && !l.starts_with("[wait-control-plane] Waiting for the kubelet")
-                && !l.starts_with("  sudo cp -i ")
-                && !(l.contains("folder \"") || l.contains("to file \"") || l.contains("local etcd in \""))
-        })
+        .filter(|l| !l.contains('\x1b') && !l.starts_with("[preflight] The system verification failed"))
+        .filter_map(mask_place)
         .map(|l| format!("{l}\n"))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const UPSTREAM: &str = "[init] Using Kubernetes version: v1.25.16
+[certs] Using certificateDir folder \"/etc/kubernetes/tmp/kubeadm-init-dryrun1899654202\"
+[kubelet-start] Writing kubelet configuration to file \"/etc/kubernetes/tmp/kubeadm-init-dryrun1899654202/config.yaml\"
+[etcd] Would ensure that \"/var/lib/etcd\" directory is present
+[dryrun] Wrote certificates, kubeconfig files and control plane manifests to the \"/etc/kubernetes/tmp/kubeadm-init-dryrun1899654202\" directory
+[dryrun] The certificates or kubeconfig files would not be printed due to their sensitive nature
+[dryrun] Please examine the \"/etc/kubernetes/tmp/kubeadm-init-dryrun1899654202\" directory for details about what would be written
+  sudo cp -i /etc/kubernetes/tmp/kubeadm-init-dryrun1899654202/admin.conf $HOME/.kube/config
+";
+
+    const OURS: &str = "[init] Using Kubernetes version: v1.25.16
+[certs] Using certificateDir folder \"/etc/kubernetes/pki\"
+[kubelet-start] Writing kubelet configuration to file \"/var/lib/kubelet/config.yaml\"
+[etcd] Would ensure that \"/var/lib/etcd\" directory is present
+[dryrun] The certificates or kubeconfig files would not be printed due to their sensitive nature
+  sudo cp -i /etc/kubernetes/admin.conf $HOME/.kube/config
+";
+
+    #[test]
+    fn places_are_masked_and_lines_kept() {
+        assert_eq!(dry_run_whole(UPSTREAM), dry_run_whole(OURS));
+        assert_eq!(dry_run_whole(OURS).lines().count(), 6);
+        assert!(dry_run_whole(OURS).contains("to file \"<dir>/config.yaml\"\n"));
+        assert_eq!(dry_run_tail(UPSTREAM), dry_run_tail(OURS));
+    }
+
+    #[test]
+    fn a_different_line_or_file_name_still_differs() {
+        for (from, to) in [
+            (
+                "/var/lib/kubelet/config.yaml",
+                "/var/lib/kubelet/kubeadm-flags.env",
+            ),
+            ("Using certificateDir folder", "Using certificate folder"),
+            ("/var/lib/etcd", "/var/lib/etcd2"),
+            ("admin.conf $HOME", "super-admin.conf $HOME"),
+        ] {
+            let changed = OURS.replace(from, to);
+            assert_ne!(dry_run_whole(UPSTREAM), dry_run_whole(&changed), "{to}");
+        }
+        // A line of upstream's about its folder that ours would print is not hidden from it.
+        let extra = format!("{OURS}[dryrun] Please examine the \"/etc/kubernetes\" directory for details\n");
+        assert_ne!(dry_run_whole(UPSTREAM), dry_run_whole(&extra));
+    }
 }
