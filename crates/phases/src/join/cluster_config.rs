@@ -6,7 +6,7 @@
 use kubeadm_workflow::PhaseError;
 use serde_json::{Value, json};
 
-use crate::config_from_cluster::{FetchError, fetch_new_node_config};
+use crate::config_from_cluster::{FetchError, fetch_new_node_config, log_config_warnings};
 use crate::join::discovery::kubeconfig as kc;
 use crate::join::discovery::tls_bootstrap_config;
 use crate::join::{ClientSource, JoinData};
@@ -37,6 +37,9 @@ pub(crate) fn ensure_init_cfg(data: &mut JoinData) -> Result<(), PhaseError> {
         .client(&ClientSource::Kubeconfig(&kc::to_text(&tls)))
         .map_err(FetchError::Client)?;
     let mut cfg = fetch_new_node_config(&*client, &data.host, &*data.reporter, "preflight")?;
+    // What defaulting the cluster's configuration warned of, as upstream logs it (e.g. that the
+    // init system cannot say whether systemd-resolved is active), as `upgrade` does.
+    log_config_warnings(&*data.reporter, &cfg.warnings);
     cfg.init.node_registration = data.cfg.node_registration.clone();
     if let Some(cp) = &data.cfg.control_plane {
         cfg.init.local_api_endpoint = cp.local_api_endpoint.clone();
