@@ -1,10 +1,12 @@
 //! Go's `text/template` for the templates kubectl's go-template printer runs: text and actions,
 //! trim markers, comments, pipelines, variables, `if`/`else if`/`with`/`range`/`else`/`end`, field
 //! chains on maps, and the functions `and or not len index print printf println eq ne lt le gt ge
-//! html js urlquery` plus the printer's `base64decode` and `exists`. Values are the decoded JSON
-//! (apimachinery's decoder: integers int64, other numbers float64). `define`, `template`, `block`,
-//! `break`, `continue` and `call` are not supported (a parse error names them).
+//! html js urlquery slice call` plus the printer's `base64decode` and `exists`, `define`,
+//! `template` and `block` (named templates, executed with their own `$`), and `break` and
+//! `continue` in `range`. Values are the decoded JSON (apimachinery's decoder: integers int64, other
+//! numbers float64), so `call` always fails as Go's does on data without functions.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use serde_json::Value;
@@ -53,6 +55,11 @@ enum Node {
     If(Pipe, Vec<Node>, Vec<Node>),
     With(Pipe, Vec<Node>, Vec<Node>),
     Range(Pipe, Vec<Node>, Vec<Node>),
+    /// `{{template "name" pipeline}}` (and a `block`'s call): the name, the pipeline, the name's
+    /// position and the node as Go prints it in errors.
+    Template(String, Option<Pipe>, usize, String),
+    Break,
+    Continue,
 }
 
 /// A parsed template.
@@ -61,6 +68,8 @@ pub(crate) struct Template {
     name: String,
     text: String,
     nodes: Vec<Node>,
+    /// The templates `define` and `block` named.
+    defs: BTreeMap<String, Vec<Node>>,
     /// `missingkey=error` (`--allow-missing-template-keys=false`).
     pub(crate) missing_key_error: bool,
 }
@@ -85,7 +94,17 @@ const FUNCS: &[&str] = &[
     "urlquery",
     "base64decode",
     "exists",
+    "slice",
+    "call",
 ];
+
+/// The words Go's lexer takes as keywords: never a function name.
+const KEYWORDS: &[&str] = &[
+    "block", "break", "continue", "define", "else", "end", "if", "range", "template", "with",
+];
+
+/// Go's `maxExecDepth`: how deep templates may call templates.
+const MAX_EXEC_DEPTH: usize = 100_000;
 
 // ---- lexing and parsing ----
 
@@ -324,6 +343,18 @@ struct Parser<'a> {
     toks: Vec<(Tok, usize)>,
     at: usize,
     vars: Vec<String>,
+    /// How many `range` bodies the parser is in (`break` and `continue` need one).
+    range_depth: usize,
+    /// Inside a control structure: `define` only comes at the top.
+    nested: usize,
+    defs: BTreeMap<String, Vec<Node>>,
+}
+
+/// Whether a list of nodes is empty as Go's `parse.IsEmptyTree` says: only white space text.
+fn is_empty_tree(nodes: &[Node]) -> bool {
+    nodes
+        .iter()
+        .all(|n| matches!(n, Node::Text(t) if t.trim().is_empty()))
 }
 
 /// A parse error: the position and message.
@@ -359,12 +390,36 @@ impl Parser<'_> {
                     }
                     Some(Tok::Word(w)) if matches!(w.as_str(), "if" | "with" | "range") => {
                         self.at += 1;
-                        nodes.push(self.control(&w, pos)?);
+                        self.nested += 1;
+                        let node = self.control(&w, pos);
+                        self.nested -= 1;
+                        nodes.push(node?);
                     }
-                    Some(Tok::Word(w))
-                        if matches!(w.as_str(), "define" | "template" | "block" | "break" | "continue") =>
-                    {
-                        return Err((pos, format!("{{{{{w}}}}} is not supported by kubeadm-rs")));
+                    Some(Tok::Word(w)) if w == "define" && self.nested == 0 => {
+                        self.at += 1;
+                        self.define()?;
+                    }
+                    Some(Tok::Word(w)) if w == "block" => {
+                        self.at += 1;
+                        nodes.push(self.block()?);
+                    }
+                    Some(Tok::Word(w)) if w == "template" => {
+                        self.at += 1;
+                        nodes.push(self.template_call()?);
+                    }
+                    Some(Tok::Word(w)) if w == "break" || w == "continue" => {
+                        self.at += 1;
+                        match self.next() {
+                            Some((Tok::Close, _)) => {}
+                            Some((t, p)) => {
+                                return Err((p, format!("unexpected {} in {{{{{w}}}}}", tok_text(&t))));
+                            }
+                            None => return Err((self.text.len(), "unclosed action".into())),
+                        }
+                        if self.range_depth == 0 {
+                            return Err((pos, format!("{{{{{w}}}}} outside {{{{range}}}}")));
+                        }
+                        nodes.push(if w == "break" { Node::Break } else { Node::Continue });
                     }
                     _ => {
                         let p = self.pipeline("command", true)?;
@@ -377,10 +432,110 @@ impl Parser<'_> {
         Ok((nodes, None))
     }
 
+    /// A template's name: a quoted string.
+    fn template_name(&mut self, context: &str) -> Result<(String, usize), PErr> {
+        match self.next() {
+            Some((Tok::Str(name), p)) => Ok((name, p)),
+            Some((t, p)) => Err((p, format!("unexpected {} in {context}", tok_text(&t)))),
+            None => Err((self.text.len(), "unclosed action".into())),
+        }
+    }
+
+    /// A named template's body, up to its `{{end}}`, parsed as a template of its own (no
+    /// variables but `$`, outside any `range`).
+    fn body_of(&mut self, context: &str) -> Result<Vec<Node>, PErr> {
+        let vars = std::mem::take(&mut self.vars);
+        let (range_depth, nested) = (self.range_depth, self.nested);
+        (self.range_depth, self.nested) = (0, 1);
+        let listed = self.list();
+        (self.vars, self.range_depth, self.nested) = (vars, range_depth, nested);
+        match listed? {
+            (_, None) => Err((self.text.len(), "unexpected EOF".into())),
+            (_, Some((t, p))) if t != "end" => Err(self.misplaced(&t, p, Some(context))),
+            (body, _) => {
+                self.close()?;
+                Ok(body)
+            }
+        }
+    }
+
+    /// Installs a named template as Go's `Tree.add` does: an empty one never replaces another, and
+    /// two that are not empty are an error.
+    fn add(&mut self, name: String, body: Vec<Node>, pos: usize) -> Result<(), PErr> {
+        match self.defs.get(&name) {
+            Some(old) if !is_empty_tree(old) => {
+                if !is_empty_tree(&body) {
+                    return Err((
+                        pos,
+                        format!(
+                            "template: multiple definition of template {}",
+                            kubeadm_api::gofmt::quote(&name)
+                        ),
+                    ));
+                }
+            }
+            _ => {
+                self.defs.insert(name, body);
+            }
+        }
+        Ok(())
+    }
+
+    /// `{{define "name"}}…{{end}}` (the word is past).
+    fn define(&mut self) -> Result<(), PErr> {
+        let (name, pos) = self.template_name("define clause")?;
+        match self.next() {
+            Some((Tok::Close, _)) => {}
+            Some((t, p)) => return Err((p, format!("unexpected {} in define clause", tok_text(&t)))),
+            None => return Err((self.text.len(), "unclosed action".into())),
+        }
+        let body = self.body_of("define clause")?;
+        // Go reports a second definition where the parse has got to: its `{{end}}`.
+        let end = self.toks.get(self.at.saturating_sub(1)).map_or(pos, |t| t.1);
+        self.add(name, body, end)
+    }
+
+    /// `{{block "name" pipeline}}…{{end}}` (the word is past): defines the template and calls it.
+    fn block(&mut self) -> Result<Node, PErr> {
+        let (name, pos) = self.template_name("block clause")?;
+        let start = self.pos();
+        let pipe = self.pipeline("block clause", true)?;
+        let node = template_node_text(&name, Some(&self.text[start..self.toks[self.at - 1].1]));
+        let body = self.body_of("block clause")?;
+        let end = self.toks.get(self.at.saturating_sub(1)).map_or(pos, |t| t.1);
+        self.add(name.clone(), body, end)?;
+        Ok(Node::Template(name, Some(pipe), pos, node))
+    }
+
+    /// `{{template "name"}}` or `{{template "name" pipeline}}` (the word is past).
+    fn template_call(&mut self) -> Result<Node, PErr> {
+        let (name, pos) = self.template_name("template clause")?;
+        if self.peek() == Some(&Tok::Close) {
+            self.at += 1;
+            return Ok(Node::Template(
+                name.clone(),
+                None,
+                pos,
+                template_node_text(&name, None),
+            ));
+        }
+        let start = self.pos();
+        let pipe = self.pipeline("template clause", true)?;
+        let node = template_node_text(&name, Some(&self.text[start..self.toks[self.at - 1].1]));
+        Ok(Node::Template(name, Some(pipe), pos, node))
+    }
+
     fn control(&mut self, word: &str, pos: usize) -> Result<Node, PErr> {
         let depth = self.vars.len();
         let pipe = self.pipeline(word, false)?;
-        let (body, term) = self.list()?;
+        if word == "range" {
+            self.range_depth += 1;
+        }
+        let body = self.list();
+        if word == "range" {
+            self.range_depth -= 1;
+        }
+        let (body, term) = body?;
         let mut els = Vec::new();
         match term {
             None => return Err((self.text.len(), "unexpected EOF".into())),
@@ -394,7 +549,7 @@ impl Parser<'_> {
                     let p = self.pos();
                     els.push(self.control(&w, p)?);
                 } else {
-                    self.close()?;
+                    self.close_in("else")?;
                     let (e, term) = self.list()?;
                     els = e;
                     match term {
@@ -417,10 +572,30 @@ impl Parser<'_> {
     }
 
     fn close(&mut self) -> Result<(), PErr> {
+        self.close_in("end")
+    }
+
+    /// The `}}` that ends an `{{end}}` or `{{else}}` (`context`).
+    fn close_in(&mut self, context: &str) -> Result<(), PErr> {
         match self.next() {
             Some((Tok::Close, _)) => Ok(()),
-            Some((t, p)) => Err((p, format!("unexpected {} in end", tok_text(&t)))),
+            Some((t, p)) => Err((p, format!("unexpected {} in {context}", tok_text(&t)))),
             None => Err((self.text.len(), "unclosed action".into())),
+        }
+    }
+
+    /// An `{{end}}` or `{{else}}` that `list` stopped at where none may come: Go parses the
+    /// action to its `}}` first (its errors come first), then refuses it.
+    fn misplaced(&mut self, word: &str, pos: usize, context: Option<&str>) -> PErr {
+        let if_or_with = matches!(self.peek(), Some(Tok::Word(w)) if w == "if" || w == "with");
+        if !(word == "else" && if_or_with)
+            && let Err(e) = self.close_in(word)
+        {
+            return e;
+        }
+        match context {
+            Some(c) => (pos, format!("unexpected {{{{{word}}}}} in {c}")),
+            None => (pos, format!("unexpected {{{{{word}}}}}")),
         }
     }
 
@@ -528,6 +703,9 @@ impl Parser<'_> {
                         "true" => Arg::Bool(true),
                         "false" => Arg::Bool(false),
                         "nil" => Arg::Nil,
+                        _ if KEYWORDS.contains(&w.as_str()) => {
+                            return Err((pos, format!("unexpected <{w}> in command")));
+                        }
                         _ if FUNCS.contains(&w.as_str()) => Arg::Ident(w),
                         _ => {
                             return Err((
@@ -566,6 +744,14 @@ impl Parser<'_> {
     }
 }
 
+/// A template node as Go's `TemplateNode.String` prints it: `{{template "name" PIPELINE}}`.
+fn template_node_text(name: &str, pipe: Option<&str>) -> String {
+    match pipe.map(str::trim).filter(|p| !p.is_empty()) {
+        Some(p) => format!("{{{{template {} {p}}}}}", kubeadm_api::gofmt::quote(name)),
+        None => format!("{{{{template {}}}}}", kubeadm_api::gofmt::quote(name)),
+    }
+}
+
 fn tok_text(t: &Tok) -> String {
     match t {
         Tok::Close => "\"}}\"".into(),
@@ -575,9 +761,25 @@ fn tok_text(t: &Tok) -> String {
         Tok::Comma => "\",\"".into(),
         Tok::Declare => "\":=\"".into(),
         Tok::Assign => "\"=\"".into(),
-        Tok::Word(w) | Tok::Field(w) | Tok::Var(w) | Tok::Num(w) => format!("<{w}>"),
-        Tok::Str(s) => kubeadm_api::gofmt::quote(s),
+        // Go's `item.String`: keywords (and `.`, `nil`) in angle brackets, any other token's text
+        // quoted, the first 10 characters of a longer one.
+        Tok::Word(w) if KEYWORDS.contains(&w.as_str()) || w == "nil" => format!("<{w}>"),
+        Tok::Field(f) if f.is_empty() => "<.>".into(),
+        Tok::Field(f) => go_item(&format!(".{f}")),
+        Tok::Word(w) | Tok::Var(w) | Tok::Num(w) => go_item(w),
+        // The token's text is the quoted literal.
+        Tok::Str(s) => go_item(&kubeadm_api::gofmt::quote(s)),
         Tok::Text(_) | Tok::Open => "text".into(),
+    }
+}
+
+/// Go's `%q` of a token's text, `%.10q...` when it is longer than 10 characters.
+fn go_item(text: &str) -> String {
+    if text.chars().count() > 10 {
+        let head: String = text.chars().take(10).collect();
+        format!("{}...", kubeadm_api::gofmt::quote(&head))
+    } else {
+        kubeadm_api::gofmt::quote(text)
     }
 }
 
@@ -589,6 +791,17 @@ type V = Option<Value>;
 struct Exec<'a> {
     t: &'a Template,
     vars: Vec<(String, V)>,
+    /// The template being executed (`executing "NAME"` in errors) and how deep in template calls.
+    name: String,
+    depth: usize,
+}
+
+/// How a list of nodes ended: normally, or at a `{{break}}` or `{{continue}}`.
+#[derive(PartialEq)]
+enum Flow {
+    Normal,
+    Break,
+    Continue,
 }
 
 impl Template {
@@ -601,15 +814,34 @@ impl Template {
             toks: lexed.toks,
             at: 0,
             vars: Vec::new(),
+            range_depth: 0,
+            nested: 0,
+            defs: BTreeMap::new(),
         };
-        let (nodes, term) = p.list().map_err(err)?;
+        let (mut nodes, term) = p.list().map_err(err)?;
         if let Some((t, pos)) = term {
-            return Err(err((pos, format!("unexpected {{{{{t}}}}}"))));
+            return Err(err(p.misplaced(&t, pos, None)));
+        }
+        // The template itself is added last: a `define` of its own name stands when its text is
+        // otherwise empty (Go's `Tree.add`).
+        if let Some(defined) = p.defs.get(name) {
+            if is_empty_tree(&nodes) {
+                nodes = defined.clone();
+            } else if !is_empty_tree(defined) {
+                return Err(err((
+                    text.len(),
+                    format!(
+                        "template: multiple definition of template {}",
+                        kubeadm_api::gofmt::quote(name)
+                    ),
+                )));
+            }
         }
         Ok(Template {
             name: name.to_string(),
             text: text.to_string(),
             nodes,
+            defs: p.defs,
             missing_key_error: false,
         })
     }
@@ -617,25 +849,28 @@ impl Template {
     /// Runs the template on `data`, writing into `out` as it goes (a failure leaves what was
     /// written); the error is Go's (`template: NAME:LINE:COL: executing "NAME" at <…>: …`).
     pub(crate) fn execute(&self, data: &Value, out: &mut String) -> Result<(), String> {
-        let mut e = Exec {
-            t: self,
-            vars: vec![("$".into(), Some(data.clone()))],
+        let run = |out: &mut String| {
+            let mut e = Exec {
+                t: self,
+                vars: vec![("$".into(), Some(data.clone()))],
+                name: self.name.clone(),
+                depth: 0,
+            };
+            e.nodes(&self.nodes, &Some(data.clone()), out).map(|_| ())
         };
-        e.nodes(&self.nodes, &Some(data.clone()), out)
-    }
-
-    fn error_at(&self, cmd: &Cmd, msg: &str) -> String {
-        self.error_at_pos(cmd.pos, &cmd.text, msg)
-    }
-
-    fn error_at_pos(&self, pos: usize, node: &str, msg: &str) -> String {
-        let line = line_of(&self.text, pos);
-        let col = pos - self.text[..pos].rfind('\n').map_or(0, |i| i + 1);
-        format!(
-            "template: {}:{line}:{col}: executing {} at <{node}>: {msg}",
-            self.name,
-            kubeadm_api::gofmt::quote(&self.name),
-        )
+        if self.defs.is_empty() {
+            return run(out);
+        }
+        // Templates may call templates as deep as Go allows (MAX_EXEC_DEPTH): on a stack of their
+        // own, large enough for that depth (reserved, not used unless the calls go that deep).
+        std::thread::scope(|scope| {
+            std::thread::Builder::new()
+                .stack_size(4 << 30)
+                .spawn_scoped(scope, || run(out))
+                .map_err(|e| format!("template: cannot start its execution: {e}"))?
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        })
     }
 }
 
@@ -667,10 +902,57 @@ fn arg_v(v: &V) -> String {
 }
 
 impl Exec<'_> {
-    fn nodes(&mut self, nodes: &[Node], dot: &V, out: &mut String) -> Result<(), String> {
+    fn error_at(&self, cmd: &Cmd, msg: &str) -> String {
+        self.error_at_pos(cmd.pos, &cmd.text, msg)
+    }
+
+    /// Go's execution error: the place in the parsed text (named after the template parsed), the
+    /// template executing, the node.
+    fn error_at_pos(&self, pos: usize, node: &str, msg: &str) -> String {
+        let text = &self.t.text;
+        let line = line_of(text, pos);
+        let col = pos - text[..pos].rfind('\n').map_or(0, |i| i + 1);
+        format!(
+            "template: {}:{line}:{col}: executing {} at <{node}>: {msg}",
+            self.t.name,
+            kubeadm_api::gofmt::quote(&self.name),
+        )
+    }
+
+    fn nodes(&mut self, nodes: &[Node], dot: &V, out: &mut String) -> Result<Flow, String> {
         for n in nodes {
             match n {
                 Node::Text(t) => out.push_str(t),
+                Node::Break => return Ok(Flow::Break),
+                Node::Continue => return Ok(Flow::Continue),
+                Node::Template(name, pipe, pos, node) => {
+                    let Some(body) = self.t.defs.get(name) else {
+                        return Err(self.error_at_pos(
+                            *pos,
+                            node,
+                            &format!("template {} not defined", kubeadm_api::gofmt::quote(name)),
+                        ));
+                    };
+                    if self.depth == MAX_EXEC_DEPTH {
+                        return Err(self.error_at_pos(
+                            *pos,
+                            node,
+                            &format!("exceeded maximum template depth ({MAX_EXEC_DEPTH})"),
+                        ));
+                    }
+                    // The pipeline's variables persist; the called template sees only `$`.
+                    let v = match pipe {
+                        Some(p) => self.pipe(p, dot)?,
+                        None => None,
+                    };
+                    let mut called = Exec {
+                        t: self.t,
+                        vars: vec![("$".into(), v.clone())],
+                        name: name.clone(),
+                        depth: self.depth + 1,
+                    };
+                    called.nodes(body, &v, out)?;
+                }
                 Node::Action(p) => {
                     let v = self.pipe(p, dot)?;
                     if p.decl.is_empty() {
@@ -681,13 +963,16 @@ impl Exec<'_> {
                     let depth = self.vars.len();
                     let v = self.pipe(p, dot)?;
                     let with = matches!(n, Node::With(..));
-                    if truth(&v) {
+                    let flow = if truth(&v) {
                         let d = if with { v } else { dot.clone() };
-                        self.nodes(body, &d, out)?;
+                        self.nodes(body, &d, out)?
                     } else {
-                        self.nodes(els, dot, out)?;
-                    }
+                        self.nodes(els, dot, out)?
+                    };
                     self.vars.truncate(depth);
+                    if flow != Flow::Normal {
+                        return Ok(flow);
+                    }
                 }
                 Node::Range(p, body, els) => {
                     let depth = self.vars.len();
@@ -711,14 +996,19 @@ impl Exec<'_> {
                             .collect(),
                         Some(other) => {
                             let cmd = &p.cmds[0];
-                            return Err(self.t.error_at(
+                            return Err(self.error_at(
                                 cmd,
                                 &format!("range can't iterate over {}", gofmt::v(other, true)),
                             ));
                         }
                     };
                     if items.is_empty() {
-                        self.nodes(els, dot, out)?;
+                        // The else list is outside the loop: a break there ends the range above.
+                        let flow = self.nodes(els, dot, out)?;
+                        if flow != Flow::Normal {
+                            self.vars.truncate(depth);
+                            return Ok(flow);
+                        }
                     }
                     for (k, x) in items {
                         match p.decl.as_slice() {
@@ -729,13 +1019,15 @@ impl Exec<'_> {
                             }
                             _ => {}
                         }
-                        self.nodes(body, &Some(x), out)?;
+                        if self.nodes(body, &Some(x), out)? == Flow::Break {
+                            break;
+                        }
                     }
                     self.vars.truncate(depth);
                 }
             }
         }
-        Ok(())
+        Ok(Flow::Normal)
     }
 
     fn set(&mut self, name: &str, v: V, assign: bool) {
@@ -780,7 +1072,7 @@ impl Exec<'_> {
                 Arg::Field(_) | Arg::Var(..) | Arg::Pipe(..) => "can't give argument to non-function",
                 _ => "can't give argument to non-function",
             };
-            return Err(self.t.error_at(
+            return Err(self.error_at(
                 cmd,
                 &format!("{what} {}", cmd.text.split_whitespace().next().unwrap_or("")),
             ));
@@ -806,7 +1098,7 @@ impl Exec<'_> {
             Arg::Int(i) => Some(Value::from(*i)),
             Arg::Float(f) => serde_json::Number::from_f64(*f).map(Value::Number),
             Arg::Bool(b) => Some(Value::Bool(*b)),
-            Arg::Nil => return Err(self.t.error_at(cmd, "nil is not a command")),
+            Arg::Nil => return Err(self.error_at(cmd, "nil is not a command")),
             Arg::Ident(f) => self.call(f, Vec::new(), cmd)?,
             Arg::Pipe(p, chain) => {
                 let v = self.pipe_value(p, dot)?;
@@ -816,7 +1108,7 @@ impl Exec<'_> {
     }
 
     fn chain(&self, mut v: V, chain: &[String], span: &(String, usize)) -> Result<V, String> {
-        let err = |msg: String| self.t.error_at_pos(span.1, &span.0, &msg);
+        let err = |msg: String| self.error_at_pos(span.1, &span.0, &msg);
         for name in chain {
             v = match v {
                 Some(Value::Object(m)) => match m.get(name) {
@@ -846,12 +1138,21 @@ impl Exec<'_> {
     }
 
     fn call(&self, f: &str, args: Vec<V>, cmd: &Cmd) -> Result<V, String> {
-        let fail = |m: String| self.t.error_at(cmd, &format!("error calling {f}: {m}"));
+        let fail = |m: String| self.error_at(cmd, &format!("error calling {f}: {m}"));
+        // The Go type of argument `i`: an integer constant of the template is an `int`, the data's
+        // integers are `int64`.
+        let type_of = |i: usize, v: &Value| -> &'static str {
+            if matches!(cmd.args.get(i + 1), Some(Arg::Int(_))) {
+                "int"
+            } else {
+                gofmt::type_name(v, true)
+            }
+        };
         let want = |n: usize| -> Result<(), String> {
             if args.len() == n {
                 Ok(())
             } else {
-                Err(self.t.error_at(
+                Err(self.error_at(
                     cmd,
                     &format!("wrong number of args for {f}: want {n} got {}", args.len()),
                 ))
@@ -861,7 +1162,7 @@ impl Exec<'_> {
             if args.len() >= n {
                 Ok(())
             } else {
-                Err(self.t.error_at(
+                Err(self.error_at(
                     cmd,
                     &format!(
                         "wrong number of args for {f}: want at least {n} got {}",
@@ -899,13 +1200,20 @@ impl Exec<'_> {
                     Some(Value::Array(x)) => Ok(Some(Value::from(x.len() as i64))),
                     Some(Value::Object(x)) => Ok(Some(Value::from(x.len() as i64))),
                     None | Some(Value::Null) => Err(fail("len of nil pointer".into())),
-                    Some(other) => Err(fail(format!("len of type {}", gofmt::type_name(other, true)))),
+                    Some(other) => Err(fail(format!("len of type {}", type_of(0, other)))),
                 }
             }
             "index" => {
                 at_least(1)?;
                 let mut v = args[0].clone();
-                for i in &args[1..] {
+                for (at, i) in args.iter().enumerate().skip(1) {
+                    let item_type = |x: &Value| {
+                        if at == 1 {
+                            type_of(0, x)
+                        } else {
+                            gofmt::type_name(x, true)
+                        }
+                    };
                     v = match (&v, i) {
                         (Some(Value::Object(m)), Some(Value::String(k))) => {
                             m.get(k).cloned().or(Some(Value::Null))
@@ -921,20 +1229,17 @@ impl Exec<'_> {
                         (Some(Value::Array(_)), _) => {
                             return Err(fail(
                                 "cannot index slice/array with type ".to_string()
-                                    + i.as_ref().map_or("<nil>", |x| gofmt::type_name(x, true)),
+                                    + i.as_ref().map_or("<nil>", |x| type_of(at, x)),
                             ));
                         }
                         (Some(Value::Object(_)), _) => {
                             return Err(fail(format!(
                                 "value has type {}; should be string",
-                                i.as_ref().map_or("<nil>", |x| gofmt::type_name(x, true))
+                                i.as_ref().map_or("<nil>", |x| type_of(at, x))
                             )));
                         }
                         (Some(other), _) => {
-                            return Err(fail(format!(
-                                "can't index item of type {}",
-                                gofmt::type_name(other, true)
-                            )));
+                            return Err(fail(format!("can't index item of type {}", item_type(other))));
                         }
                     };
                 }
@@ -945,7 +1250,7 @@ impl Exec<'_> {
             "printf" => {
                 at_least(1)?;
                 let Some(Value::String(format)) = &args[0] else {
-                    return Err(self.t.error_at(
+                    return Err(self.error_at(
                         cmd,
                         "wrong type for value; expected string; got ".to_string().as_str(),
                     ));
@@ -988,9 +1293,97 @@ impl Exec<'_> {
                 }
                 Ok(Some(Value::Bool(!matches!(v, None | Some(Value::Null)))))
             }
-            _ => Err(self.t.error_at(cmd, &format!("{f} is not a defined function"))),
+            "slice" => {
+                at_least(1)?;
+                slice(&args[0], &args[1..], &|v| type_of(0, v)).map_err(fail)
+            }
+            "call" => {
+                at_least(1)?;
+                // Go names the callee by its node (or, piped, by the value's String()).
+                let callee = match cmd.spans.get(1) {
+                    Some((text, _)) => text.clone(),
+                    None => match &args[0] {
+                        Some(Value::String(x)) => x.clone(),
+                        other => format!(
+                            "<{} Value>",
+                            other.as_ref().map_or("<nil>", |v| gofmt::type_name(v, true))
+                        ),
+                    },
+                };
+                // Decoded JSON holds no functions.
+                Err(fail(match &args[0] {
+                    None | Some(Value::Null) => "call of nil".to_string(),
+                    Some(v) => format!("non-function {callee} of type {}", type_of(0, v)),
+                }))
+            }
+            _ => Err(self.error_at(cmd, &format!("{f} is not a defined function"))),
         }
     }
+}
+
+/// The capacity Go's `append` leaves a `[]interface{}` of `len` elements decoded from JSON (grown
+/// one element at a time from empty: doubled up to 512); beyond that, its length (Go's size
+/// classes are not modelled there).
+fn decoded_cap(len: usize) -> usize {
+    if len == 0 || len > 512 {
+        len
+    } else {
+        len.next_power_of_two()
+    }
+}
+
+/// Go's `slice` builtin on a decoded JSON value: `slice x`, `slice x i`, `slice x i j` and, on a
+/// list, `slice x i j k`; indexes may reach the capacity (a list's positions past its length are
+/// nil).
+fn slice(item: &V, indexes: &[V], item_type: &dyn Fn(&Value) -> &'static str) -> Result<V, String> {
+    let (len, cap) = match item {
+        None | Some(Value::Null) => return Err("slice of untyped nil".into()),
+        _ if indexes.len() > 3 => return Err(format!("too many slice indexes: {}", indexes.len())),
+        Some(Value::String(x)) => {
+            if indexes.len() == 3 {
+                return Err("cannot 3-index slice a string".into());
+            }
+            (x.len(), x.len())
+        }
+        Some(Value::Array(a)) => (a.len(), decoded_cap(a.len())),
+        Some(other) => {
+            return Err(format!("can't slice item of type {}", item_type(other)));
+        }
+    };
+    let mut idx = [0, len, 0];
+    for (i, index) in indexes.iter().enumerate() {
+        let x = match index {
+            Some(Value::Number(n)) if n.is_i64() => n.as_i64().unwrap_or(0),
+            None | Some(Value::Null) => return Err("cannot index slice/array with nil".into()),
+            Some(other) => {
+                return Err(format!(
+                    "cannot index slice/array with type {}",
+                    gofmt::type_name(other, true)
+                ));
+            }
+        };
+        match usize::try_from(x) {
+            Ok(x) if x <= cap => idx[i] = x,
+            _ => return Err(format!("index out of range: {x}")),
+        }
+    }
+    if idx[0] > idx[1] {
+        return Err(format!("invalid slice index: {} > {}", idx[0], idx[1]));
+    }
+    if indexes.len() == 3 && idx[1] > idx[2] {
+        return Err(format!("invalid slice index: {} > {}", idx[1], idx[2]));
+    }
+    Ok(Some(if let Some(Value::Array(a)) = item {
+        Value::Array(
+            (idx[0]..idx[1])
+                .map(|i| a.get(i).cloned().unwrap_or(Value::Null))
+                .collect(),
+        )
+    } else {
+        // A string (the only other kind that gets here): its bytes, as Go slices them.
+        let x = item.as_ref().and_then(Value::as_str).unwrap_or_default();
+        Value::String(String::from_utf8_lossy(&x.as_bytes()[idx[0]..idx[1]]).into_owned())
+    }))
 }
 
 /// fmt.Sprint: a space between operands when neither is a string.
