@@ -14,6 +14,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use kubeadm_testkit::elf::{EM_AARCH64, EM_X86_64, elf_facts};
 use kubeadm_testkit::oracle::{run, upstream_kubeadm};
 
 fn workspace() -> PathBuf {
@@ -139,30 +140,6 @@ fn check_lintian(deb: &Path) {
     assert!(errors.is_empty(), "lintian errors:\n{}", errors.join("\n"));
     // Exit 2 is lintian's verdict on errors, any other failure is its own.
     assert!(out.status.success(), "lintian exited {}: {text}", out.status);
-}
-
-const EM_X86_64: u16 = 62;
-const EM_AARCH64: u16 = 183;
-
-/// An ELF64 little-endian executable's machine and whether it names a program interpreter
-/// (PT_INTERP: dynamically linked).
-fn elf_facts(path: &Path) -> (u16, bool) {
-    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    assert!(
-        bytes.starts_with(b"\x7fELF\x02\x01"),
-        "{} is no ELF64 LE file",
-        path.display()
-    );
-    let u16_at = |at: usize| u16::from_le_bytes([bytes[at], bytes[at + 1]]);
-    let machine = u16_at(0x12);
-    let phoff =
-        usize::try_from(u64::from_le_bytes(bytes[0x20..0x28].try_into().expect("8"))).expect("offset");
-    let (size, count) = (usize::from(u16_at(0x36)), usize::from(u16_at(0x38)));
-    let interp = (0..count).any(|i| {
-        let at = phoff + i * size;
-        u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4")) == 3
-    });
-    (machine, interp)
 }
 
 /// A throwaway root with an empty dpkg database, and `dpkg --root` on it.

@@ -110,11 +110,9 @@ fn node_root() -> tempfile::TempDir {
 /// A klog line's header (`W1204 13:43:22.123456   12345 file.go:12] `) masked but for its severity
 /// letter: the time and process id differ from run to run, and ours names its own source file.
 fn mask_klog(line: &str) -> String {
-    let b = line.as_bytes();
-    let klog = b.len() > 5 && matches!(b[0], b'I' | b'W' | b'E') && b[1..5].iter().all(u8::is_ascii_digit);
-    match line.split_once("] ") {
-        Some((_, msg)) if klog => format!("{} {msg}", &line[..1]),
-        _ => line.to_string(),
+    match kubeadm_testkit::oracle::klog_message(line) {
+        Some((severity, message)) => format!("{severity} {message}"),
+        None => line.to_string(),
     }
 }
 

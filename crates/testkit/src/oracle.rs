@@ -262,24 +262,21 @@ pub fn mask_tokens(s: &str) -> String {
     out
 }
 
+/// A klog line (`W1204 13:43:22.123456   12345 file.go:12] message`) split into its severity
+/// letter and its message; `None` for any other line.
+pub fn klog_message(line: &str) -> Option<(char, &str)> {
+    let b = line.as_bytes();
+    let header =
+        b.len() > 30 && matches!(b[0], b'I' | b'W' | b'E' | b'F') && b[1..5].iter().all(u8::is_ascii_digit);
+    let (_, message) = line.split_once("] ").filter(|_| header)?;
+    Some((char::from(b[0]), message))
+}
+
 /// Strips klog headers and drops the lines that differ by design: upstream tries the network to resolve
 /// version labels and says so; we resolve them offline; and the stack-trace hint.
 pub fn stderr_lines(s: &str) -> Vec<String> {
     s.lines()
-        .map(|l| {
-            let b = l.as_bytes();
-            if b.len() > 30
-                && matches!(b[0], b'I' | b'W' | b'E' | b'F')
-                && b[1..5].iter().all(u8::is_ascii_digit)
-            {
-                match l.find("] ") {
-                    Some(i) => l[i + 2..].to_string(),
-                    None => l.to_string(),
-                }
-            } else {
-                l.to_string()
-            }
-        })
+        .map(|l| klog_message(l).map_or(l, |(_, message)| message).to_string())
         .filter(|l| {
             !l.contains("could not fetch a Kubernetes version from the internet")
                 && !l.contains("falling back to the local client version")
