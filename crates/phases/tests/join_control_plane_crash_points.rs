@@ -4,13 +4,23 @@
 //!
 //! The cluster is what `kubeadm init --upload-certs` leaves (made on fakes, as in
 //! `init_crash_points.rs`), with the JWS signature of `cluster-info` and the etcd Pod the kubelet
-//! mirrors; its etcd has one member, and a member it adds starts at once (the kubelet would start
-//! it from the manifest). The joining node's disk is in memory; its kubelet, restarted by the join,
-//! writes `kubelet.conf` and registers its Node. A join is killed at its k-th operation (that
-//! operation and everything after it fail, no clean-up runs), then run again on what was left: it
-//! must finish and leave what an uninterrupted join leaves: the same files (key material aside;
-//! every certificate chained to its CA and matching its key), one etcd member for this node, the
-//! Node marked as a control plane.
+//! mirrors; its etcd has one member. The joining node's disk is in memory; its kubelet, restarted
+//! by the join, bootstraps from `bootstrap-kubelet.conf` (see `join_crash_points.rs`), writes
+//! `kubelet.conf` and registers its Node; once `etcd.yaml` is in its manifests folder it runs
+//! etcd: the member of the manifest's peer URL starts, under the manifest's `--name`, if the
+//! manifest joins the existing cluster with its members (`--initial-cluster`), as etcd checks.
+//! A member added and not started is a voter that does not answer: with two members and one of
+//! them silent, etcd has no quorum, and the API server (its storage gone) fails every request.
+//!
+//! A join is killed at its k-th operation (that operation and everything after it fail, no
+//! clean-up runs), then run again on what was left: it must finish and leave what an
+//! uninterrupted join leaves: the same files (key material aside; every certificate chained to its
+//! CA and matching its key), one etcd member for this node, the Node marked as a control plane.
+//! Except where the kill comes after the member was added and before `etcd.yaml` is written:
+//! there the cluster has lost its quorum, as upstream v1.25's join loses it (it adds a voter
+//! before writing the manifest that starts it), and no re-run can reach the API; the test checks
+//! that exactly those crash points lose it, names them, and that the window is no wider than
+//! upstream's.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -18,8 +28,10 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use kubeadm_api::v1beta3::{ApiEndpoint, JoinControlPlane};
-use kubeadm_effects::cluster::{Cluster, Resource};
-use kubeadm_effects::etcd::Etcd;
+use kubeadm_effects::cluster::{
+    Call, Cluster, ClusterError, ListOptions, PatchType, Propagation, Resource, Verb,
+};
+use kubeadm_effects::etcd::{Etcd, EtcdError, Member};
 use kubeadm_effects::fs::Fs;
 use kubeadm_phases::ClusterAccess;
 use kubeadm_testkit::fakes::{FakeCluster, FakeEtcd, started_member};
@@ -106,24 +118,191 @@ fn cluster() -> (FakeCluster, Files) {
     (node.cluster.copy(), disk.files())
 }
 
+/// Where the joining node's kubelet finds etcd's manifest.
+const ETCD_MANIFEST: &str = "/etc/kubernetes/manifests/etcd.yaml";
+
+/// The joining node's kubelet running etcd beside the cluster's etcd.
+struct EtcdHost {
+    fs: Arc<MemFs>,
+    etcd: Arc<FakeEtcd>,
+}
+
+impl EtcdHost {
+    /// The kubelet's static pod: once `etcd.yaml` is there, the member it names starts, if its
+    /// flags let it join the cluster (etcd's own checks: an existing cluster, whose members' peer
+    /// URLs are the `--initial-cluster`'s, this member named as `--name` at its peer URL).
+    fn kubelet_runs_etcd(&self) {
+        let Ok(text) = self.fs.read(Path::new(ETCD_MANIFEST)) else {
+            return;
+        };
+        let pod = kubeadm_yaml::parse_documents(&String::from_utf8_lossy(&text))
+            .expect("etcd.yaml is YAML")
+            .remove(0)
+            .value;
+        let flags: BTreeMap<&str, &str> = pod["spec"]["containers"][0]["command"]
+            .as_array()
+            .expect("etcd's command")
+            .iter()
+            .filter_map(|a| a.as_str()?.strip_prefix("--")?.split_once('='))
+            .collect();
+        let flag = |name: &str| flags.get(name).copied().unwrap_or_default();
+        let (name, peer) = (flag("name"), flag("initial-advertise-peer-urls"));
+        let members = self.etcd.member_list();
+        if members
+            .iter()
+            .any(|m| m.peer_urls == [peer] && !m.name.is_empty())
+        {
+            return; // already running
+        }
+        let mut initial: Vec<&str> = flag("initial-cluster")
+            .split(',')
+            .map(|m| m.split_once('=').map_or("", |(_, url)| url))
+            .collect();
+        let mut known: Vec<&str> = members
+            .iter()
+            .flat_map(|m| m.peer_urls.iter().map(String::as_str))
+            .collect();
+        initial.sort_unstable();
+        known.sort_unstable();
+        if flag("initial-cluster-state") != "existing"
+            || initial != known
+            || !flag("initial-cluster")
+                .split(',')
+                .any(|m| m == format!("{name}={peer}"))
+        {
+            return; // etcd exits: the kubelet restarts it, in vain
+        }
+        let _ = self.etcd.start_member(peer, name, flag("advertise-client-urls"));
+    }
+
+    fn quorum(&self) -> bool {
+        self.kubelet_runs_etcd();
+        self.etcd.has_quorum()
+    }
+}
+
+/// The API server on etcd: while etcd has no quorum, every request fails as kube-apiserver's do
+/// then (its storage times out), and its health checks fail.
+struct StorageBacked {
+    api: CrashCluster,
+    host: Arc<EtcdHost>,
+}
+
+impl StorageBacked {
+    fn storage(&self, verb: Verb, r: &Resource, ns: &str, name: &str) -> Result<(), ClusterError> {
+        if self.host.quorum() {
+            return Ok(());
+        }
+        Err(ClusterError::Api {
+            call: Box::new(Call::new(verb, r, ns, name)),
+            code: 500,
+            reason: "InternalError".into(),
+            message: "etcdserver: request timed out".into(),
+        })
+    }
+}
+
+impl Cluster for StorageBacked {
+    fn get(&self, r: &Resource, ns: &str, name: &str) -> Result<Value, ClusterError> {
+        self.storage(Verb::Get, r, ns, name)?;
+        self.api.get(r, ns, name)
+    }
+    fn list(&self, r: &Resource, ns: &str, o: &ListOptions) -> Result<Vec<Value>, ClusterError> {
+        self.storage(Verb::List, r, ns, "")?;
+        self.api.list(r, ns, o)
+    }
+    fn create(&self, r: &Resource, o: &Value) -> Result<Value, ClusterError> {
+        let name = o["metadata"]["name"].as_str().unwrap_or_default();
+        let ns = o["metadata"]["namespace"].as_str().unwrap_or_default();
+        self.storage(Verb::Create, r, ns, name)?;
+        self.api.create(r, o)
+    }
+    fn update(&self, r: &Resource, o: &Value) -> Result<Value, ClusterError> {
+        let name = o["metadata"]["name"].as_str().unwrap_or_default();
+        let ns = o["metadata"]["namespace"].as_str().unwrap_or_default();
+        self.storage(Verb::Update, r, ns, name)?;
+        self.api.update(r, o)
+    }
+    fn patch(
+        &self,
+        r: &Resource,
+        ns: &str,
+        name: &str,
+        t: PatchType,
+        p: &Value,
+    ) -> Result<Value, ClusterError> {
+        self.storage(Verb::Patch, r, ns, name)?;
+        self.api.patch(r, ns, name, t, p)
+    }
+    fn delete(&self, r: &Resource, ns: &str, name: &str, p: Option<Propagation>) -> Result<(), ClusterError> {
+        self.storage(Verb::Delete, r, ns, name)?;
+        self.api.delete(r, ns, name, p)
+    }
+    fn healthy(&self) -> Result<bool, ClusterError> {
+        Ok(self.host.quorum() && self.api.healthy()?)
+    }
+    fn failing_readyz_checks(&self) -> Result<Vec<String>, ClusterError> {
+        if self.host.quorum() {
+            self.api.failing_readyz_checks()
+        } else {
+            Ok(vec!["etcd".into()])
+        }
+    }
+    fn pause(&self, d: std::time::Duration) {
+        self.api.pause(d);
+    }
+}
+
+/// The etcd cluster as the join reaches it, with the kubelet starting the joining member.
+struct KubeletEtcd {
+    etcd: CrashEtcd,
+    host: Arc<EtcdHost>,
+}
+
+impl Etcd for KubeletEtcd {
+    fn endpoints(&self) -> Vec<String> {
+        self.etcd.endpoints()
+    }
+    fn list_members(&self) -> Result<Vec<Member>, EtcdError> {
+        self.host.kubelet_runs_etcd();
+        self.etcd.list_members()
+    }
+    fn remove_member(&self, id: u64) -> Result<Vec<Member>, EtcdError> {
+        self.host.kubelet_runs_etcd();
+        self.etcd.remove_member(id)
+    }
+    fn add_member(&self, peer_url: &str) -> Result<Vec<Member>, EtcdError> {
+        self.host.kubelet_runs_etcd();
+        self.etcd.add_member(peer_url)
+    }
+    fn status(&self, endpoint: &str) -> Result<(), EtcdError> {
+        self.host.kubelet_runs_etcd();
+        self.etcd.status(endpoint)
+    }
+}
+
 struct Joining {
     fs: Arc<MemFs>,
     cluster: Arc<FakeCluster>,
     etcd: Arc<FakeEtcd>,
+    host: Arc<EtcdHost>,
 }
 
 impl Joining {
     fn new(cluster: &FakeCluster) -> Joining {
+        let fs = MemFs::with_files(&Files::new());
+        let etcd = Arc::new(FakeEtcd::new(
+            &[&format!("https://{FIRST}:2379")],
+            vec![started_member(1, "node1", FIRST)],
+        ));
         Joining {
-            fs: MemFs::with_files(&Files::new()),
+            host: Arc::new(EtcdHost {
+                fs: fs.clone(),
+                etcd: etcd.clone(),
+            }),
+            fs,
             cluster: Arc::new(cluster.copy()),
-            etcd: Arc::new(
-                FakeEtcd::new(
-                    &[&format!("https://{FIRST}:2379")],
-                    vec![started_member(1, "node1", FIRST)],
-                )
-                .starting_new_members(),
-            ),
+            etcd,
         }
     }
 
@@ -139,14 +318,24 @@ impl Joining {
             },
             certificate_key: certificate_key.into(),
         });
-        let (cp_fs, cp_cluster, cp_point) = (self.fs.clone(), self.cluster.clone(), crash.clone());
-        let (etcd, etcd_point) = (self.etcd.clone(), crash.clone());
+        let (cp_fs, cp_point) = (self.fs.clone(), crash.clone());
+        let (etcd, etcd_point, host) = (self.etcd.clone(), crash.clone(), self.host.clone());
         let mut data = joining_data(cfg, NODE, ADDRESS, &self.fs, &self.cluster, crash);
+        let (cluster, host2, point) = (self.cluster.clone(), self.host.clone(), crash.clone());
+        let api = move || -> Box<dyn Cluster> {
+            Box::new(StorageBacked {
+                api: CrashCluster(cluster.clone(), point.clone()),
+                host: host2.clone(),
+            })
+        };
+        let api = Arc::new(api);
+        let discovery_api = api.clone();
+        data.connect = Box::new(move |_| Ok(discovery_api()));
         data.control_plane_context = Box::new(move |cfg| {
-            let (api, point) = (cp_cluster.clone(), cp_point.clone());
+            let api = api.clone();
             let access = ClusterAccess::new(
                 PathBuf::from("/etc/kubernetes/admin.conf"),
-                Box::new(move |_| Ok(Box::new(CrashCluster(api.clone(), point.clone())) as Box<dyn Cluster>)),
+                Box::new(move |_| Ok(api())),
             );
             let mut data = context(
                 cfg,
@@ -163,8 +352,12 @@ impl Joining {
             data.skip_certificate_key_print = true;
             Ok(data)
         });
-        data.etcd =
-            Box::new(move |_, _| Ok(Box::new(CrashEtcd(etcd.clone(), etcd_point.clone())) as Box<dyn Etcd>));
+        data.etcd = Box::new(move |_, _| {
+            Ok(Box::new(KubeletEtcd {
+                etcd: CrashEtcd(etcd.clone(), etcd_point.clone()),
+                host: host.clone(),
+            }) as Box<dyn Etcd>)
+        });
         run_join(&mut data)
     }
 
@@ -238,37 +431,76 @@ fn killed_at_any_point_finishes_when_run_again(what: &str, certificate_key: &str
     );
     assert_eq!(want_members.len(), 2, "{want_members:?}");
 
-    let failures = try_each(what, points, |k| {
-        let node = Joining::new(&cluster);
-        let mut problems = Vec::new();
-        let crash = CrashPoint::new(Some(k));
-        let _ = node.join(&crash, certificate_key);
-        if !crash.dead() {
-            problems.push("the killed run was not killed".to_string());
-        }
-        node.cluster.restart();
-        if let Err(e) = node.join(&CrashPoint::new(None), certificate_key) {
-            problems.push(format!("the run after it failed: {e}"));
-            return problems;
-        }
-        let (files, object, members) = node.state();
-        problems.extend(file_problems(&want, &comparable(&files)));
-        problems.extend(pki_problems(&files));
-        problems.extend(shared_problems(&files));
-        if object != want_node {
-            problems.push(format!("the Node is {object}, want {want_node}"));
-        }
-        if members != want_members {
-            problems.push(format!("etcd's members are {members:?}, want {want_members:?}"));
-        }
-        problems
-    });
+    let lost = std::sync::Mutex::new(Vec::new());
+    let failures =
+        try_each(what, points, |k| {
+            let node = Joining::new(&cluster);
+            let mut problems = Vec::new();
+            let crash = CrashPoint::new(Some(k));
+            let killed = node.join(&crash, certificate_key);
+            if !crash.dead() {
+                problems.push("the killed run was not killed".to_string());
+            }
+            if killed.is_ok() {
+                problems.push("the killed run reported success".to_string());
+            }
+            node.cluster.restart();
+            if !node.host.quorum() {
+                // Upstream's window: the member added, its manifest not written. Nothing else may
+                // cost the quorum, and no re-run can get past it.
+                let added = node
+                    .etcd
+                    .member_list()
+                    .iter()
+                    .any(|m| m.peer_urls == [format!("https://{ADDRESS}:2380")] && m.name.is_empty());
+                if !added || node.fs.exists(Path::new(ETCD_MANIFEST)) {
+                    problems.push(format!(
+                    "etcd lost its quorum other than by a member added and not started: {:?}, etcd.yaml {}",
+                    node.etcd.member_list(),
+                    if node.fs.exists(Path::new(ETCD_MANIFEST)) { "written" } else { "not written" }
+                ));
+                }
+                match node.join(&CrashPoint::new(None), certificate_key) {
+                    Ok(()) => problems.push("a join succeeded while etcd had no quorum".to_string()),
+                    Err(e) if !e.contains("etcdserver: request timed out") => {
+                        problems.push(format!("the run without quorum failed otherwise: {e}"))
+                    }
+                    Err(_) => lost.lock().expect("lost").push(k),
+                }
+                return problems;
+            }
+            if let Err(e) = node.join(&CrashPoint::new(None), certificate_key) {
+                problems.push(format!("the run after it failed: {e}"));
+                return problems;
+            }
+            let (files, object, members) = node.state();
+            problems.extend(file_problems(&want, &comparable(&files)));
+            problems.extend(pki_problems(&files));
+            problems.extend(shared_problems(&files));
+            if object != want_node {
+                problems.push(format!("the Node is {object}, want {want_node}"));
+            }
+            if members != want_members {
+                problems.push(format!("etcd's members are {members:?}, want {want_members:?}"));
+            }
+            problems
+        });
     assert!(points > 30, "only {points} crash points");
     assert!(
         failures.is_empty(),
         "{} of {points} crash points:\n{}",
         failures.len(),
         failures.join("\n")
+    );
+    let mut lost = lost.into_inner().expect("lost");
+    lost.sort_unstable();
+    eprintln!(
+        "{what}: crash points {lost:?} of {points} lose etcd's quorum (killed after MemberAdd, before etcd.yaml is written, as upstream's join)"
+    );
+    // The window is the writing of the manifest (and its folder): contiguous, and no wider.
+    assert!(
+        !lost.is_empty() && lost.len() <= 2 && lost.windows(2).all(|w| w[1] == w[0] + 1),
+        "crash points losing the quorum: {lost:?}"
     );
 }
 

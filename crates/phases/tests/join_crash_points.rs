@@ -3,8 +3,10 @@
 //!
 //! The cluster is what `kubeadm init` leaves (made on fakes, as in `init_crash_points.rs`), with
 //! the JWS signature of `cluster-info` that the controller-manager's bootstrap signer adds. The
-//! joining node's disk is in memory; its kubelet, restarted by the join, writes `kubelet.conf` and
-//! registers its Node (not Ready). A join is killed at its k-th operation (that operation and
+//! joining node's disk is in memory; its kubelet, restarted by the join, bootstraps only from a
+//! `bootstrap-kubelet.conf` the cluster accepts (its server and CA, a valid token: the last test
+//! shows the stand-in refuses any other), then writes `kubelet.conf` and registers its Node (not
+//! Ready). A join is killed at its k-th operation (that operation and
 //! everything after it fail, no clean-up runs: `bootstrap-kubelet.conf`, which holds the token,
 //! may stay behind), then run again on what was left: it must finish and leave what an
 //! uninterrupted join leaves: the same files byte for byte and mode, the token's file gone, the
@@ -20,7 +22,10 @@ use serde_json::Value;
 
 mod common;
 mod crash;
-use crash::{CrashPoint, KUBELET_CONF, MemFs, Node, joining_data, node_object, run_join, try_each};
+use crash::{
+    BOOTSTRAP_KUBELET_CONF, CrashPoint, KUBELET_CONF, MemFs, NOW, Node, bootstrap_credentials, joining_data,
+    node_object, run_join, try_each,
+};
 
 const TOKEN: &str = "abcdef.0123456789abcdef";
 const WORKER: &str = "worker";
@@ -144,4 +149,100 @@ fn a_join_killed_at_any_point_finishes_when_run_again() {
         failures.len(),
         failures.join("\n")
     );
+}
+
+/// The kubelet stand-in bootstraps only from what the cluster would accept: the
+/// `bootstrap-kubelet.conf` a join writes passes; the same file with another server, another CA,
+/// another token or a token the cluster does not know does not, nor does the file once its token's
+/// Secret has expired or is not for authentication.
+#[test]
+fn the_kubelet_stand_in_bootstraps_only_from_a_bootstrap_kubeconfig_the_cluster_accepts() {
+    use base64::Engine as _;
+    use kubeadm_effects::cluster::{Cluster, Resource};
+
+    let cluster = cluster();
+    // A join killed once it has written bootstrap-kubelet.conf leaves it behind.
+    let written = (0..40)
+        .find_map(|k| {
+            let node = Joining::new(&cluster);
+            let _ = node.join(&CrashPoint::new(Some(k)));
+            node.fs
+                .files()
+                .get(Path::new(BOOTSTRAP_KUBELET_CONF))
+                .map(|f| String::from_utf8(f.1.clone()).expect("utf-8"))
+        })
+        .expect("no crash point leaves bootstrap-kubelet.conf");
+    let accepted = |text: &str, cluster: &FakeCluster| bootstrap_credentials(text.as_bytes(), cluster, *NOW);
+    accepted(&written, &cluster).unwrap_or_else(|e| panic!("the join's own file refused: {e}\n{written}"));
+
+    let line = |key: &str| {
+        written
+            .lines()
+            .find(|l| l.trim_start().starts_with(key))
+            .unwrap_or_else(|| panic!("no {key} in {written}"))
+            .to_string()
+    };
+    let (server, ca, token) = (
+        line("server:"),
+        line("certificate-authority-data:"),
+        line("token:"),
+    );
+    let other_ca = format!(
+        "    certificate-authority-data: {}",
+        base64::engine::general_purpose::STANDARD.encode(b"another CA")
+    );
+    for (what, from, to, why) in [
+        (
+            "another server",
+            server.as_str(),
+            "    server: https://192.0.2.99:6443",
+            "is not the cluster's",
+        ),
+        ("another CA", ca.as_str(), other_ca.as_str(), "the CA is not"),
+        (
+            "another secret",
+            token.as_str(),
+            "    token: abcdef.0000000000000000",
+            "secret of token id abcdef",
+        ),
+        (
+            "an unknown token",
+            token.as_str(),
+            "    token: zzzzzz.0123456789abcdef",
+            "no Secret for token id zzzzzz",
+        ),
+    ] {
+        let tampered = written.replace(from, to);
+        assert_ne!(tampered, written, "{what}: nothing replaced");
+        match accepted(&tampered, &cluster) {
+            Err(e) => assert!(e.contains(why), "{what}: refused for another reason: {e}"),
+            Ok(_) => panic!("{what}: the stand-in bootstrapped from\n{tampered}"),
+        }
+    }
+
+    let secret_name = format!("bootstrap-token-{}", TOKEN.split_once('.').expect("token").0);
+    for (what, key, value) in [
+        ("has expired", "expiration", Some("2000-01-01T00:00:00Z")),
+        (
+            "is not for authentication",
+            "usage-bootstrap-authentication",
+            None,
+        ),
+    ] {
+        let changed = cluster.copy();
+        let mut secret = changed
+            .object(&Resource::secrets(), "kube-system", &secret_name)
+            .expect("the token's Secret");
+        match value {
+            Some(v) => secret["data"][key] = base64::engine::general_purpose::STANDARD.encode(v).into(),
+            None => {
+                secret["data"].as_object_mut().expect("data").remove(key);
+            }
+        }
+        changed.update(&Resource::secrets(), &secret).expect("update");
+        match accepted(&written, &changed) {
+            Err(e) => assert!(e.contains(what), "{what}: refused for another reason: {e}"),
+            Ok(_) => panic!("{what}: the stand-in bootstrapped with the token of {secret}"),
+        }
+    }
 }

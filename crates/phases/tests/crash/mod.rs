@@ -612,15 +612,162 @@ impl Fs for MemFs {
 
 /// The kubeconfig a joining node's kubelet writes once it has bootstrapped.
 pub const KUBELET_CONF: &str = "/etc/kubernetes/kubelet.conf";
+/// The kubeconfig a join leaves for the kubelet's TLS bootstrap (it holds the token).
+pub const BOOTSTRAP_KUBELET_CONF: &str = "/etc/kubernetes/bootstrap-kubelet.conf";
 
 /// A joining node's kubelet as its service: stopping it and restarting it are operations of the
-/// join; a restart brings up a kubelet that bootstraps at once: it writes `kubelet.conf` and
-/// registers its Node (`node`, not Ready).
+/// join. A restarted kubelet runs on `kubelet.conf` when there is one; else it bootstraps from
+/// `bootstrap-kubelet.conf`, only if that file lets it (see [`bootstrap_credentials`]): it then
+/// writes `kubelet.conf` (the server and CA it bootstrapped with, its client certificate) and
+/// registers its Node (`node`, not Ready). A kubelet that cannot bootstrap writes nothing and
+/// registers nothing: the join waits for it in vain.
 pub struct Kubelet {
     pub fs: Arc<MemFs>,
     pub cluster: Arc<FakeCluster>,
     pub crash: Arc<CrashPoint>,
     pub node: &'static str,
+}
+
+impl Kubelet {
+    /// Whether the kubelet, just started, has a kubeconfig to run on.
+    fn bootstrapped(&self) -> bool {
+        if self.fs.exists(Path::new(KUBELET_CONF)) {
+            return true;
+        }
+        let Ok(text) = self.fs.read(Path::new(BOOTSTRAP_KUBELET_CONF)) else {
+            eprintln!(
+                "{}'s kubelet: no {BOOTSTRAP_KUBELET_CONF} to bootstrap with",
+                self.node
+            );
+            return false;
+        };
+        match bootstrap_credentials(&text, &self.cluster, *NOW) {
+            Ok((server, ca)) => {
+                // The kubelet is another process: what it writes is not the join's to lose.
+                self.fs
+                    .write(
+                        Path::new(KUBELET_CONF),
+                        kubelet_kubeconfig(&server, &ca).as_bytes(),
+                        0o600,
+                    )
+                    .expect("kubelet.conf");
+                true
+            }
+            Err(why) => {
+                eprintln!("{}'s kubelet cannot bootstrap: {why}", self.node);
+                false
+            }
+        }
+    }
+}
+
+/// The kubeconfig the kubelet writes after its TLS bootstrap (as the kubelet writes it).
+fn kubelet_kubeconfig(server: &str, ca_data: &str) -> String {
+    [
+        "apiVersion: v1",
+        "clusters:",
+        "- cluster:",
+        &format!("    certificate-authority-data: {ca_data}"),
+        &format!("    server: {server}"),
+        "  name: default-cluster",
+        "contexts:",
+        "- context:",
+        "    cluster: default-cluster",
+        "    namespace: default",
+        "    user: default-auth",
+        "  name: default-context",
+        "current-context: default-context",
+        "kind: Config",
+        "preferences: {}",
+        "users:",
+        "- name: default-auth",
+        "  user:",
+        "    client-certificate: /var/lib/kubelet/pki/kubelet-client-current.pem",
+        "    client-key: /var/lib/kubelet/pki/kubelet-client-current.pem",
+        "",
+    ]
+    .join("\n")
+}
+
+/// What a kubelet bootstrapping from `bootstrap-kubelet.conf` (`text`) against `cluster` gets
+/// past, as the API server and the kubelet check it: the current context's server and CA are
+/// those `cluster-info` publishes (another server is another cluster; another CA fails TLS), and
+/// its token is one of a bootstrap-token Secret, with the secret it holds, for authentication,
+/// not expired at `now` (else 401). The server and the CA data when it can; why not when not.
+pub fn bootstrap_credentials(
+    text: &[u8],
+    cluster: &FakeCluster,
+    now: i64,
+) -> Result<(String, String), String> {
+    let text = std::str::from_utf8(text).map_err(|_| "not UTF-8".to_string())?;
+    let doc = kubeadm_yaml::parse_documents(text)
+        .map_err(|e| format!("not YAML: {e}"))?
+        .into_iter()
+        .next()
+        .ok_or("empty")?
+        .value;
+    let field = |doc: &Value, key: &str| {
+        kubeadm_core::kubeconfig::current_cluster(doc)
+            .and_then(|c| c.get(key))
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    };
+    let server = field(&doc, "server").ok_or("no server in the current context's cluster")?;
+    let ca =
+        field(&doc, "certificate-authority-data").ok_or("no CA data in the current context's cluster")?;
+    let info = cluster
+        .object(&Resource::config_maps(), "kube-public", "cluster-info")
+        .ok_or("no cluster-info in the cluster")?;
+    let published = kubeadm_yaml::parse_documents(info["data"]["kubeconfig"].as_str().unwrap_or_default())
+        .map_err(|e| format!("cluster-info: {e}"))?
+        .into_iter()
+        .next()
+        .ok_or("cluster-info: empty")?
+        .value;
+    // cluster-info's kubeconfig has one cluster and no context.
+    let published = |key: &str| published["clusters"][0]["cluster"][key].as_str();
+    if Some(server.as_str()) != published("server") {
+        return Err(format!("server {server} is not the cluster's"));
+    }
+    if Some(ca.as_str()) != published("certificate-authority-data") {
+        return Err("the CA is not the cluster's".into());
+    }
+    let user = doc
+        .get("current-context")
+        .and_then(Value::as_str)
+        .and_then(|current| {
+            doc["contexts"]
+                .as_array()?
+                .iter()
+                .find(|c| c["name"] == current)?["context"]["user"]
+                .as_str()
+        })
+        .ok_or("no user in the current context")?;
+    let token = doc["users"]
+        .as_array()
+        .and_then(|users| users.iter().find(|u| u["name"] == user))
+        .and_then(|u| u["user"]["token"].as_str())
+        .ok_or("no token for the current context's user")?;
+    let (id, _) = token.split_once('.').ok_or("not a bootstrap token")?;
+    let secret = cluster
+        .object(
+            &Resource::secrets(),
+            "kube-system",
+            &kubeadm_core::cluster::bootstrap_token::token_secret_name(id),
+        )
+        .ok_or_else(|| format!("no Secret for token id {id}"))?;
+    let known = kubeadm_core::cluster::bootstrap_token::token_from_secret(&secret)
+        .map_err(|e| format!("the token's Secret: {e}"))?;
+    if known.token.as_ref().map(ToString::to_string).as_deref() != Some(token) {
+        return Err(format!("the secret of token id {id} is not the cluster's"));
+    }
+    if !known.usages.iter().any(|u| u == "authentication") {
+        return Err(format!("token id {id} is not for authentication"));
+    }
+    if known.expires.is_some_and(|t| t.unix_seconds() <= now) {
+        return Err(format!("token id {id} has expired"));
+    }
+    Ok((server, ca))
 }
 
 impl InitSystem for Kubelet {
@@ -647,11 +794,8 @@ impl InitSystem for Kubelet {
                 reason: "simulated crash".into(),
             });
         }
-        // The kubelet is another process: what it writes is not the join's to lose.
-        self.fs
-            .write(Path::new(KUBELET_CONF), b"the kubelet's kubeconfig\n", 0o600)
-            .expect("kubelet.conf");
-        if self.cluster.object(&Resource::nodes(), "", self.node).is_none() {
+        // systemd restarts it either way; one that cannot bootstrap exits on its own.
+        if self.bootstrapped() && self.cluster.object(&Resource::nodes(), "", self.node).is_none() {
             self.cluster
                 .create(
                     &Resource::nodes(),

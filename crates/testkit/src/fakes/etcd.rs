@@ -56,6 +56,36 @@ impl FakeEtcd {
         self.members()
     }
 
+    /// The member of `peer_url` starts, as etcd does when a kubelet runs it: it takes the name
+    /// `name` and answers on `client_url`. A member the cluster was never told of does not start
+    /// (etcd exits when its peer URL is not among the members).
+    pub fn start_member(&self, peer_url: &str, name: &str, client_url: &str) -> Result<(), String> {
+        let mut members = self.members.lock().map_err(|_| "poisoned".to_string())?;
+        let member = members
+            .iter_mut()
+            .find(|m| m.peer_urls.iter().any(|u| u == peer_url))
+            .ok_or_else(|| format!("no member with peer URL {peer_url} was added to the cluster"))?;
+        member.name = name.to_string();
+        member.client_urls = vec![client_url.to_string()];
+        Ok(())
+    }
+
+    /// Whether the started members are a majority of the voting members (a member added and
+    /// never started counts as a voter that does not answer).
+    pub fn has_quorum(&self) -> bool {
+        let members = self.members();
+        let started = members.iter().filter(|m| !m.name.is_empty()).count();
+        started * 2 > members.len()
+    }
+
+    fn no_quorum(&self, call: String) -> EtcdError {
+        EtcdError {
+            call,
+            endpoints: self.endpoints.clone(),
+            message: "etcdserver: request timed out".into(),
+        }
+    }
+
     /// The calls made so far: `list`, `remove <id>`, `add <peer URL>`, `status <endpoint>`.
     pub fn calls(&self) -> Vec<String> {
         self.calls.lock().map(|c| c.clone()).unwrap_or_default()
@@ -84,6 +114,9 @@ impl Etcd for FakeEtcd {
 
     fn remove_member(&self, id: u64) -> Result<Vec<Member>, EtcdError> {
         self.record(format!("remove {id}"));
+        if !self.has_quorum() {
+            return Err(self.no_quorum(format!("MemberRemove {id}")));
+        }
         let mut members = self.members.lock().map_err(|_| EtcdError {
             call: format!("MemberRemove {id}"),
             endpoints: self.endpoints.clone(),
@@ -103,6 +136,10 @@ impl Etcd for FakeEtcd {
 
     fn add_member(&self, peer_url: &str) -> Result<Vec<Member>, EtcdError> {
         self.record(format!("add {peer_url}"));
+        // A membership change is a raft proposal: without a quorum it times out.
+        if !self.has_quorum() {
+            return Err(self.no_quorum(format!("MemberAdd {peer_url}")));
+        }
         let fail = |message: &str| EtcdError {
             call: format!("MemberAdd {peer_url}"),
             endpoints: self.endpoints.clone(),
