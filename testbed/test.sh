@@ -150,6 +150,10 @@ if [ ${#args[@]} = 0 ]; then
       --b "$upgrade_dumps/ours/api" --b-node node1 --b-ip 198.51.100.11 --token abcdef.0123456789abcdef
     check "upgrade: our upgrade wrote upstream's manifests and kubelet files" \
       diff -r "$upgrade_dumps/upstream/files" "$upgrade_dumps/ours/files"
+    # The certificates upgrade apply renewed (which ones: files/node1/renewed-certificates above),
+    # with their CAs, keys and kubeconfigs: subject, issuer, SANs, usages, key, chain, validity length.
+    check "upgrade: our upgrade's certificates have upstream's profiles" \
+      python3 "$here/lib/compare.py" "$upgrade_dumps/upstream/pki" "$upgrade_dumps/ours/pki"
     # (With --long only, for CI's time: upstream's init joined by our joins. Our joins of our own init
     # ran above and wrote upstream's files (compared with upstream's joins of upstream's init); our
     # commands reading what upstream's init and join made run in `upgrade` just above.)

@@ -20,9 +20,11 @@
 # Binaries: the scenario's --kubeadm runs init and join; TB_UPGRADE_KUBEADM (default: the same) runs
 # every upgrade command (diff, node --dry-run, apply, node on the worker, the failing apply).
 # TB_UPGRADE_DUMP=DIR keeps, right after the worker's `upgrade node`, the API objects (DIR/api/, the
-# dumps lib/api_objects.py reads) and the files the upgrade wrote (DIR/files/nodeN/: the manifests,
-# config.yaml, kubeadm-flags.env, each with its mode on its first line), so that one run's can be
-# compared with another's (see the README for the command).
+# dumps lib/api_objects.py reads), the files the upgrade wrote (DIR/files/nodeN/: the manifests,
+# config.yaml, kubeadm-flags.env, each with its mode on its first line; and node1's
+# renewed-certificates: which certificates `upgrade apply` renewed, by serial) and node1's
+# certificates, keys and kubeconfig files (DIR/pki/, for lib/compare.py: each certificate's
+# profile), so that one run's can be compared with another's (see the README for the command).
 # TB_UPGRADE_SKIP_ROLLBACK=1 ends the scenario before the rollback, which takes over 5 minutes with
 # upstream (see below), e.g. for a run whose point is the dump.
 # TB_UPGRADE_ROLLBACK_TIMEOUT=DURATION (e.g. 60s) runs the failing apply with
@@ -94,6 +96,14 @@ kubeadm_config_data() { kubectl1 -n kube-system get configmap kubeadm-config -o 
 taints1() {
   kubectl1 get node node1 -o json |
     python3 -c 'import json,sys; [print("%s:%s" % (t["key"], t["effect"])) for t in sorted(json.load(sys.stdin)["spec"].get("taints") or [], key=lambda t: t["key"])]'
+}
+# node1's certificates, one "<file> <serial>" a line: each certificate of /etc/kubernetes/pki and the
+# client certificate a kubeconfig of /etc/kubernetes embeds.
+cert_serials() {
+  tb_node_exec 1 sh -c 'cd /etc/kubernetes && for f in pki/*.crt pki/etcd/*.crt; do
+      echo "$f $(openssl x509 -noout -serial -in "$f")"; done
+    for f in *.conf; do d=$(sed -n "s/^ *client-certificate-data: //p" "$f")
+      [ -z "$d" ] || echo "$f $(echo "$d" | base64 -d | openssl x509 -noout -serial)"; done' | sort
 }
 # Checksums of what the dry runs must leave alone on node1.
 node1_files_sum() {
@@ -245,6 +255,7 @@ fi
 tb_log "ok: upgrade diff and upgrade node --dry-run changed neither kubeadm-config nor node1's files"
 
 # The upgrade.
+serials_before=$(cert_serials) || fail "reading node1's certificates"
 tb_log "kubeadm upgrade apply $new -y on node1 ($upgrade_kubeadm)"
 t=$(date +%s)
 run_logged 1 upgrade-apply "$upgrade_kubeadm" upgrade apply "$new" -y ||
@@ -284,6 +295,14 @@ backup=$(tb_node_exec 1 sh -c 'ls -d /etc/kubernetes/tmp/kubeadm-backup-manifest
 tb_node_exec 1 grep -q "image: registry.k8s.io/kube-apiserver:$old" "$backup/kube-apiserver.yaml" ||
   fail "node1: $backup/kube-apiserver.yaml is not the $old manifest"
 tb_log "ok: cluster at $new, old manifests in $backup"
+# Certificate renewal is on by default (--certificate-renewal=true): the components' certificates
+# are renewed, their CAs are not. Which ones is compared with upstream's run (files/node1/
+# renewed-certificates), their profiles too (pki/, lib/compare.py).
+renewed=$(comm -13 <(printf '%s\n' "$serials_before") <(cert_serials) | cut -d' ' -f1) ||
+  fail "reading node1's certificates after the upgrade"
+tb_log "certificates renewed by upgrade apply: $(echo $renewed)"
+printf '%s\n' "$renewed" | grep -qx pki/apiserver.crt || fail "upgrade apply did not renew pki/apiserver.crt"
+! printf '%s\n' "$renewed" | grep -q 'ca\.crt$' || fail "upgrade apply renewed a CA: $(echo $renewed)"
 # apply rewrote node1's config.yaml; the kubelet runs on it once restarted (the upgrade guide's last step).
 restart_kubelet 1
 
@@ -312,6 +331,11 @@ if [ -n "${TB_UPGRADE_DUMP:-}" ]; then
     fail "dumping node1's files"
   tb_dump_node_files 2 "$TB_UPGRADE_DUMP/files/node2" /var/lib/kubelet/config.yaml /var/lib/kubelet/kubeadm-flags.env ||
     fail "dumping node2's files"
+  printf '%s\n' "$renewed" >"$TB_UPGRADE_DUMP/files/node1/renewed-certificates"
+  rm -rf "$TB_UPGRADE_DUMP/pki"
+  mkdir -p "$TB_UPGRADE_DUMP/pki"
+  tb_node_exec 1 tar -C /etc/kubernetes -cf - pki admin.conf controller-manager.conf scheduler.conf kubelet.conf |
+    tar -C "$TB_UPGRADE_DUMP/pki" -xf - || fail "dumping node1's certificates"
   tb_log "API objects and files dumped into $TB_UPGRADE_DUMP"
 fi
 tb_log "upgrade done $(($(date +%s) - t0))s after the start"
