@@ -1,8 +1,10 @@
 # shellcheck shell=bash
-# Scenario upgrade: a v1.25.15 cluster made to look as if kubeadm 1.24 had made it, upgraded to
-# v1.25.16 with `kubeadm upgrade apply`, then an upgrade that fails and is rolled back.
-#   kubeadm init (kubernetesVersion v1.25.15, --upload-certs, a fixed token) on node1 → the printed
-#   worker join on node2 → both Ready, the API server says v1.25.15 → 1.24's leftovers:
+# Scenario upgrade: a v1.25.15 cluster of two control planes made to look as if kubeadm 1.24 had
+# made it, upgraded to v1.25.16 with `kubeadm upgrade apply` on the first and `kubeadm upgrade node`
+# on the second, then an upgrade that fails and is rolled back.
+#   kubeadm init (kubernetesVersion v1.25.15, controlPlaneEndpoint node1's address, --upload-certs, a
+#   fixed token) on node1 → the printed control-plane join on node2 → both Ready, the API server says
+#   v1.25.15 → 1.24's leftovers:
 #   kubeadm-config's imageRepository set to k8s.gcr.io, node1 with the legacy
 #   node-role.kubernetes.io/master:NoSchedule taint beside the control-plane one →
 #   `upgrade diff v1.25.16` and `upgrade node --dry-run` on node1 change nothing (kubeadm-config,
@@ -11,15 +13,18 @@
 #   kubeadm-config says registry.k8s.io and v1.25.16, node1 has the control-plane taint and not the
 #   master one, the API, CoreDNS and
 #   both nodes are fine, the old manifests are kept in /etc/kubernetes/tmp/kubeadm-backup-manifests-*
-#   → `upgrade node` on node2 (the worker), both nodes Ready after its kubelet restarts →
+#   → `upgrade node` on node2 (the second control plane, across the version change): its three
+#   control-plane manifests and mirror pods run v1.25.16, etcd's image unchanged (its manifest is
+#   rewritten: upgrade drops the other member from --initial-cluster, as upstream's does), both nodes
+#   Ready after its kubelet restarts →
 #   rollback: `upgrade apply v1.25.16 -y --patches DIR` with a kube-apiserver patch adding an unknown
 #   flag fails, kube-apiserver.yaml is back byte for byte, the API serves again.
 # Sourced by scenario.sh with lib/node.sh loaded and $kubeadm set; every check is polled with a
 # deadline (no fixed sleeps).
 #
 # Binaries: the scenario's --kubeadm runs init and join; TB_UPGRADE_KUBEADM (default: the same) runs
-# every upgrade command (diff, node --dry-run, apply, node on the worker, the failing apply).
-# TB_UPGRADE_DUMP=DIR keeps, right after the worker's `upgrade node`, the API objects (DIR/api/, the
+# every upgrade command (diff, node --dry-run, apply, node on node2, the failing apply).
+# TB_UPGRADE_DUMP=DIR keeps, right after node2's `upgrade node`, the API objects (DIR/api/, the
 # dumps lib/api_objects.py reads), the files the upgrade wrote (DIR/files/nodeN/: the manifests,
 # config.yaml, kubeadm-flags.env, each with its mode on its first line; and node1's
 # renewed-certificates: which certificates `upgrade apply` renewed, by serial) and node1's
@@ -63,10 +68,14 @@ master_taint=node-role.kubernetes.io/master:NoSchedule
 cp_taint=node-role.kubernetes.io/control-plane:NoSchedule
 
 # Preflight errors ignored, and why:
-# - HTTPProxyCIDR on init: the upstream binary here is built with Go 1.26, whose net/url rejects the
-#   URL this check builds for an IPv4 CIDR (see init-join-reset.sh and the README).
+# - HTTPProxyCIDR on init and the control-plane join (which runs init's node checks): the upstream
+#   binary here is built with Go 1.26, whose net/url rejects the URL this check builds for an IPv4
+#   CIDR (see init-join-reset.sh and the README).
 # None on the upgrade commands (see CreateJob above).
 init_ignore="--ignore-preflight-errors=HTTPProxyCIDR"
+join_ignore="--ignore-preflight-errors=HTTPProxyCIDR"
+# The four static pods of a control plane; etcd keeps its image (3.5.9-0 for both versions).
+components="kube-apiserver kube-controller-manager kube-scheduler etcd"
 
 kubectl1() { tb_kubectl 1 --request-timeout=10s "$@"; }
 fail() {
@@ -109,12 +118,17 @@ cert_serials() {
 node1_files_sum() {
   tb_node_exec 1 sh -c 'cat /etc/kubernetes/manifests/*.yaml /var/lib/kubelet/config.yaml /var/lib/kubelet/kubeadm-flags.env | sha256sum'
 }
-# The image of a static pod's manifest on node1, and of its mirror pod.
+# The image of a static pod's manifest on node N (1 by default), and of its mirror pod.
 manifest_image() {
-  tb_node_exec 1 sed -n 's/^ *image: *//p' "/etc/kubernetes/manifests/$1.yaml"
+  tb_node_exec "${2:-1}" sed -n 's/^ *image: *//p' "/etc/kubernetes/manifests/$1.yaml"
 }
 mirror_image_is() {
-  [ "$(kubectl1 -n kube-system get pod "$1-node1" -o 'jsonpath={.spec.containers[0].image}')" = "$2" ] && pod_running "$1-node1"
+  local pod=$1-node${3:-1}
+  [ "$(kubectl1 -n kube-system get pod "$pod" -o 'jsonpath={.spec.containers[0].image}')" = "$2" ] && pod_running "$pod"
+}
+# The image component $1 runs at version $2.
+component_image() {
+  if [ "$1" = etcd ]; then echo registry.k8s.io/etcd:3.5.9-0; else echo "registry.k8s.io/$1:$2"; fi
 }
 # kube-proxy rolled out: every scheduled pod is of the current template, and available.
 kube_proxy_rolled_out() {
@@ -181,12 +195,14 @@ run_logged() {
 
 t0=$(date +%s)
 tb_log "init and join: $kubeadm; upgrades: $upgrade_kubeadm"
-# node1 carries the v1.25.15 images besides the default (v1.25.16) ones: the control plane and
-# kube-proxy start at v1.25.15; node2, the worker, only needs kube-proxy v1.25.15 of them.
+# Both control planes carry the v1.25.15 images besides the default (v1.25.16) ones: the control
+# plane and kube-proxy start at v1.25.15. A second control plane needs a controlPlaneEndpoint: node1's
+# address (no load balancer: the point here is the upgrade of each control plane, not availability).
 TB_NODE_IMAGE_SETS=v1.25.15 tb_node_create 1
 legacy_tags 1
 { tb_control_plane_config | sed -e "s/^kubernetesVersion: $new\$/kubernetesVersion: $old/" \
-    -e "s/^kind: InitConfiguration\$/&\nbootstrapTokens:\n- token: $token/"
+    -e "s/^kind: InitConfiguration\$/&\nbootstrapTokens:\n- token: $token/" \
+    -e "s/^kind: ClusterConfiguration\$/&\ncontrolPlaneEndpoint: $(tb_node_ip 1):6443/"
   tb_kube_proxy_config; } | tb_node_exec 1 sh -c "mkdir -p /etc/testbed && cat > $cfg"
 tb_node_exec 1 grep -qx "kubernetesVersion: $old" "$cfg" || fail "the init config does not ask for $old"
 
@@ -194,26 +210,28 @@ tb_node_exec 1 grep -qx "kubernetesVersion: $old" "$cfg" || fail "the init confi
 tb_log "kubeadm init on node1 (kubernetesVersion $old)"
 tb_node_exec 1 timeout 600 kubeadm init --config="$cfg" --upload-certs $init_ignore >"$TB_RUN/node1/init.log" 2>&1 &
 init_pid=$!
-tb_node_create 2
-tb_node_import_images 2 v1.25.15 "registry.k8s.io/kube-proxy:$old"
+TB_NODE_IMAGE_SETS=v1.25.15 tb_node_create 2
 legacy_tags 2
 wait "$init_pid" || { cat "$TB_RUN/node1/init.log" >&2; fail "kubeadm init failed"; }
 tb_log "kubeadm init done $(($(date +%s) - t0))s after the start"
-join=$(tb_join_command "$TB_RUN/node1/init.log" worker)
+join=$(tb_join_command "$TB_RUN/node1/init.log" control-plane)
 case "$join" in
-  "kubeadm join "*--discovery-token-ca-cert-hash*) ;;
-  *) cat "$TB_RUN/node1/init.log" >&2; fail "no worker join command in init's output: '$join'" ;;
+  "kubeadm join $(tb_node_ip 1):6443 "*--discovery-token-ca-cert-hash*--control-plane*--certificate-key*) ;;
+  *) cat "$TB_RUN/node1/init.log" >&2; fail "no control-plane join command in init's output: '$join'" ;;
 esac
 tb_log "kubeadm join on node2: $join"
 # shellcheck disable=SC2086
-tb_node_exec 2 timeout 600 $join >"$TB_RUN/node2/join.log" 2>&1 || { cat "$TB_RUN/node2/join.log" >&2; fail "kubeadm join failed"; }
+tb_node_exec 2 timeout 600 $join $join_ignore >"$TB_RUN/node2/join.log" 2>&1 ||
+  { cat "$TB_RUN/node2/join.log" >&2; fail "kubeadm join --control-plane failed"; }
 
 for n in 1 2; do
   tb_poll 180 "node$n Ready" tb_node_ready 1 "node$n" || fail "node$n did not become Ready"
   tb_poll 120 "kube-proxy Running on node$n" ds_running_on kube-proxy "node$n" || fail "kube-proxy not Running on node$n"
 done
-for p in etcd kube-apiserver kube-controller-manager kube-scheduler; do
-  tb_poll 120 "static pod $p-node1 Running" pod_running "$p-node1" || fail "$p-node1 is not Running"
+for n in 1 2; do
+  for p in $components; do
+    tb_poll 120 "static pod $p-node$n Running" pod_running "$p-node$n" || fail "$p-node$n is not Running"
+  done
 done
 tb_poll 180 "CoreDNS Available (2 replicas)" coredns_available || fail "CoreDNS did not become Available"
 api_version_is "$old" || fail "the API server is not $old: $(kubectl1 get --raw /version)"
@@ -265,9 +283,8 @@ tb_log "kubeadm upgrade apply done in $(($(date +%s) - t))s"
 grep -q "^\[upgrade/successful\] SUCCESS! Your cluster was upgraded to \"$new\". Enjoy!" "$TB_RUN/node1/upgrade-apply.log" ||
   fail "upgrade apply did not report success"
 
-for c in kube-apiserver kube-controller-manager kube-scheduler etcd; do
-  want=registry.k8s.io/$c:$new
-  [ "$c" != etcd ] || want=registry.k8s.io/etcd:3.5.9-0
+for c in $components; do
+  want=$(component_image "$c" "$new")
   [ "$(manifest_image "$c")" = "$want" ] || fail "node1: $c.yaml runs $(manifest_image "$c"), not $want"
   tb_poll 120 "mirror pod $c-node1 Running $want" mirror_image_is "$c" "$want" ||
     fail "mirror pod $c-node1: $(kubectl1 -n kube-system get pod "$c-node1" -o 'jsonpath={.spec.containers[0].image} {.status.phase}')"
@@ -306,9 +323,14 @@ printf '%s\n' "$renewed" | grep -qx pki/apiserver.crt || fail "upgrade apply did
 # apply rewrote node1's config.yaml; the kubelet runs on it once restarted (the upgrade guide's last step).
 restart_kubelet 1
 
-# The worker: upgrade node rewrites its kubelet configuration from kubelet-config, which apply
-# rewrote with the same bytes (nothing in it depends on the patch version): the file join wrote. The
-# kubelet restarts on it, as after a package upgrade.
+# The second control plane, still at v1.25.15: upgrade node upgrades its static pods to the cluster's
+# new version (etcd's too: same image, another --initial-cluster) and rewrites its kubelet configuration from
+# kubelet-config, which apply rewrote with the same bytes (nothing in it depends on the patch
+# version): the file join wrote. The kubelet restarts on it, as after a package upgrade.
+for c in $components; do
+  want=$(component_image "$c" "$old")
+  [ "$(manifest_image "$c" 2)" = "$want" ] || fail "node2: $c.yaml runs $(manifest_image "$c" 2) before its upgrade, not $want"
+done
 before=$(tb_node_exec 2 cat /var/lib/kubelet/config.yaml) || fail "node2: no kubelet config.yaml"
 tb_log "kubeadm upgrade node on node2 ($upgrade_kubeadm)"
 run_logged 2 upgrade-node "$upgrade_kubeadm" upgrade node ||
@@ -318,6 +340,12 @@ grep -q "^\[upgrade\] The configuration for this node was successfully updated!"
   fail "kubeadm upgrade node did not say it updated node2"
 [ "$(tb_node_exec 2 cat /var/lib/kubelet/config.yaml)" = "$before" ] ||
   fail "node2: config.yaml after upgrade node differs from the one join wrote"
+for c in $components; do
+  want=$(component_image "$c" "$new")
+  [ "$(manifest_image "$c" 2)" = "$want" ] || fail "node2: $c.yaml runs $(manifest_image "$c" 2), not $want"
+  tb_poll 120 "mirror pod $c-node2 Running $want" mirror_image_is "$c" "$want" 2 ||
+    fail "mirror pod $c-node2: $(kubectl1 -n kube-system get pod "$c-node2" -o 'jsonpath={.spec.containers[0].image} {.status.phase}')"
+done
 restart_kubelet 2
 tb_poll 60 "node1 Ready" tb_node_ready 1 node1 || fail "node1 not Ready after node2's upgrade"
 
@@ -329,7 +357,9 @@ if [ -n "${TB_UPGRADE_DUMP:-}" ]; then
     /etc/kubernetes/manifests/kube-apiserver.yaml /etc/kubernetes/manifests/kube-controller-manager.yaml \
     /etc/kubernetes/manifests/kube-scheduler.yaml /var/lib/kubelet/config.yaml /var/lib/kubelet/kubeadm-flags.env ||
     fail "dumping node1's files"
-  tb_dump_node_files 2 "$TB_UPGRADE_DUMP/files/node2" /var/lib/kubelet/config.yaml /var/lib/kubelet/kubeadm-flags.env ||
+  tb_dump_node_files 2 "$TB_UPGRADE_DUMP/files/node2" /etc/kubernetes/manifests/etcd.yaml \
+    /etc/kubernetes/manifests/kube-apiserver.yaml /etc/kubernetes/manifests/kube-controller-manager.yaml \
+    /etc/kubernetes/manifests/kube-scheduler.yaml /var/lib/kubelet/config.yaml /var/lib/kubelet/kubeadm-flags.env ||
     fail "dumping node2's files"
   printf '%s\n' "$renewed" >"$TB_UPGRADE_DUMP/files/node1/renewed-certificates"
   rm -rf "$TB_UPGRADE_DUMP/pki"
