@@ -1,4 +1,5 @@
-//! `kubeadm upgrade` (upstream's `cmd/upgrade/` and `phases/upgrade/`): [`common`], what the
+//! `kubeadm upgrade` (upstream's `cmd/upgrade/` and `phases/upgrade/`): [`apply`], the workflow of
+//! `kubeadm upgrade apply` once its flags are read; [`common`], what the
 //! upgrade commands share (the output printer, the configuration, the registry move, the CRI socket
 //! repair, the root and CoreDNS checks); [`diff`], `upgrade diff`; [`health`], the cluster health checks run before planning
 //! or applying an upgrade; [`versions`], the versions a cluster runs; [`plan`], how `upgrade plan`
@@ -8,6 +9,7 @@
 //! workflow of `kubeadm upgrade node`. The version skew policy of `apply` is
 //! `kubeadm_core::upgrade::policy`.
 
+pub mod apply;
 pub mod common;
 pub mod component_configs;
 pub mod diff;
