@@ -76,24 +76,25 @@ long=${TB_LONG:-}
 # with (ha's files, upgrade's objects and files). The reference run of `upgrade` skips its rollback:
 # upstream waits 5 minutes before it rolls back, and ours is shown rolling back below.
 #
-# Those two references are upstream's behaviour on this testbed, nothing of ours: the same testbed
-# (every file of testbed/), the same upstream binaries and images, the same containerd, runc and
-# kernel give the same reference. A machine keeps the last ones that passed under
-# $cache/references/KEY (KEY: a hash of all of that) and reuses them instead of running upstream
-# again (about 8 minutes of a warm CI run); a new machine, or any change to those inputs, runs them.
-# TB_LONG or TB_FRESH_REFERENCES=1 always runs them.
+# Those two references are upstream's behaviour on this testbed, nothing of ours: the same scenario,
+# runner and libraries, the same upstream binaries and images, the same containerd, runc and kernel
+# give the same reference. A machine keeps the last ones that passed under $cache/references/ (by a
+# hash of all of that, per scenario) and reuses them instead of running upstream again (about 8
+# minutes of a warm CI run); a new machine, or any change to those inputs, runs them.
+# TB_LONG or TB_FRESH_REFERENCES=1 always runs them; TB_REFERENCES_ONLY=1 makes them (or keeps
+# them) and stops there.
 cache=${KUBEADM_RS_CACHE:-$HOME/.cache/kubeadm-rs}
 reference_key() {
   {
-    (cd "$here" && find . -type f ! -path '*/__pycache__/*' -print0 | sort -z | xargs -0 sha256sum)
+    (cd "$here" && find scenario.sh lib images upstream registry "scenarios/$1.sh" -type f \
+      ! -path '*/__pycache__/*' -print0 | sort -z | xargs -0 sha256sum)
     find "$cache/upstream" "$cache/images" -type f -printf '%p %s %T@\n' 2>/dev/null | sort
     containerd --version; runc --version; uname -r
   } | sha256sum | cut -c1-16
 }
-references=""
-if [ -z "$long" ] && [ ${#args[@]} = 0 ] && [ -z "${TB_FRESH_REFERENCES:-}" ]; then
-  references=$cache/references/$(reference_key)
-fi
+keep_references=""
+[ -n "$long" ] || [ ${#args[@]} != 0 ] || [ -n "${TB_FRESH_REFERENCES:-}" ] || keep_references=1
+kept_keys=""
 for s in $("$here/scenario.sh" --list); do
   case "$s" in
     ha | upgrade) ;;
@@ -101,9 +102,13 @@ for s in $("$here/scenario.sh" --list); do
     bench) continue ;;
     *) [ -n "$long" ] || [ ${#args[@]} != 0 ] || continue ;;
   esac
-  kept=$references/$s
   case "$s" in ha) out=$ha_files/upstream ;; upgrade) out=$upgrade_dumps/upstream ;; *) out="" ;; esac
-  if [ -n "$references" ] && [ -n "$out" ] && [ -f "$kept/passed" ]; then
+  kept=""
+  if [ -n "$keep_references" ] && [ -n "$out" ]; then
+    kept=$cache/references/$s-$(reference_key "$s")
+    kept_keys="$kept_keys $kept"
+  fi
+  if [ -n "$kept" ] && [ -f "$kept/passed" ]; then
     cp -a "$kept/out" "$out"
     echo "=== testbed: scenario $s: upstream's reference kept from $(cat "$kept/passed") (same testbed, binaries, images, runtime and kernel)" >&2
     durations="$durations
@@ -113,14 +118,22 @@ for s in $("$here/scenario.sh" --list); do
   before=$failed
   check "scenario $s" env TB_HA_FILES="$ha_files/upstream" TB_UPGRADE_DUMP="$upgrade_dumps/upstream" \
     TB_UPGRADE_SKIP_ROLLBACK=1 TB_CAPI_OUTPUT="$capi_output/upstream" "$here/scenario.sh" "$s" "${args[@]}"
-  if [ -n "$references" ] && [ -n "$out" ] && [ "$failed" = "$before" ] && [ -d "$out" ]; then
+  if [ -n "$kept" ] && [ "$failed" = "$before" ] && [ -d "$out" ]; then
     rm -rf "$kept" && mkdir -p "$kept" && cp -a "$out" "$kept/out" && date -u +%FT%TZ >"$kept/passed" ||
       echo "testbed: could not keep upstream's reference of $s in $kept" >&2
   fi
 done
-# Keys of earlier inputs are dropped: only the current references are kept.
-if [ -n "$references" ] && [ -d "$cache/references" ]; then
-  find "$cache/references" -mindepth 1 -maxdepth 1 ! -path "$references" -exec rm -rf {} +
+# References of earlier inputs are dropped: only the current ones are kept.
+if [ -n "$kept_keys" ] && [ -d "$cache/references" ]; then
+  for d in "$cache"/references/*; do
+    case " $kept_keys " in *" $d "*) ;; *) rm -rf "$d" ;; esac
+  done
+fi
+# TB_REFERENCES_ONLY=1: only this, e.g. to have a machine's references ready before a timed run.
+if [ -n "${TB_REFERENCES_ONLY:-}" ]; then
+  echo "testbed: upstream's references: $passed passed, $failed failed"
+  [ "$failed" = 0 ]
+  exit
 fi
 # Scenarios whose point is our kubeadm's files on real nodes also run with ours when no --kubeadm was
 # given. Ours is installed on the nodes from its Debian package (scripts/package.sh, from the debug
