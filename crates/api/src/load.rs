@@ -233,6 +233,29 @@ pub struct KindedDocument {
     pub gvk: GroupVersionKind,
     /// The parsed document.
     pub doc: Document,
+    /// Keys the document repeats (the later value is used): upstream's strict pass warns of them
+    /// when it decodes the document, so they are warned of there, not when the file is split.
+    pub duplicates: Vec<ParseError>,
+}
+
+/// The warnings of upstream's strict pass over a document that decoded: its repeated keys, then
+/// its unknown fields (upstream prints them on one line, in that order).
+fn strict_warnings(
+    file: &str,
+    d: &KindedDocument,
+    unknown: Vec<UnknownField>,
+    warnings: &mut Vec<ConfigWarning>,
+) {
+    warnings.extend(
+        d.duplicates
+            .iter()
+            .cloned()
+            .map(|error| ConfigWarning::DuplicateKey {
+                file: file.to_string(),
+                error,
+            }),
+    );
+    warnings.extend(unknown.into_iter().map(ConfigWarning::UnknownField));
 }
 
 /// Points each validation error at its line in the document it came from: init-only fields in the
@@ -261,35 +284,24 @@ pub fn locate_errors(file: &str, sources: &[KindedDocument], errors: &mut crate:
 
 /// Upstream's `SplitYAMLDocuments`: every document must have apiVersion (with a group) and kind,
 /// and no kind may appear twice.
-pub fn split_documents(
-    file: &str,
-    text: &str,
-    warnings: &mut Vec<ConfigWarning>,
-) -> Result<Vec<KindedDocument>, LoadError> {
-    split_documents_bytes(file, text.as_bytes(), warnings)
+pub fn split_documents(file: &str, text: &str) -> Result<Vec<KindedDocument>, LoadError> {
+    split_documents_bytes(file, text.as_bytes())
 }
 
 /// [`split_documents`] of bytes that need not be UTF-8. As upstream, each document is read and its
 /// kind checked before the next is read, so a later document's bad byte or syntax is not reported
 /// when an earlier one lacks its kind.
-pub fn split_documents_bytes(
-    file: &str,
-    bytes: &[u8],
-    warnings: &mut Vec<ConfigWarning>,
-) -> Result<Vec<KindedDocument>, LoadError> {
+pub fn split_documents_bytes(file: &str, bytes: &[u8]) -> Result<Vec<KindedDocument>, LoadError> {
     let mut out: Vec<KindedDocument> = Vec::new();
     let mut dups = Vec::new();
     for item in kubeadm_yaml::documents_lenient_bytes(bytes) {
         // Upstream reads with yaml.v2's non-strict decoding: a repeated key keeps its last value,
-        // and only the strict pass mentions it, as a warning.
+        // and only the strict pass mentions it, as a warning (`strict_warnings`), for documents
+        // it decodes.
         let (doc, duplicates) = item.map_err(|source| LoadError::Parse {
             file: file.to_string(),
             source,
         })?;
-        warnings.extend(duplicates.into_iter().map(|error| ConfigWarning::DuplicateKey {
-            file: file.to_string(),
-            error,
-        }));
         // Empty documents are skipped by the reader; one of only comments reads as null and, as
         // upstream, fails below for lack of apiVersion and kind.
         let location = Location {
@@ -307,7 +319,7 @@ pub fn split_documents_bytes(
             dups.push((location, gvk.kind.clone()));
             continue;
         }
-        out.push(KindedDocument { gvk, doc });
+        out.push(KindedDocument { gvk, doc, duplicates });
     }
     if !dups.is_empty() {
         return Err(LoadError::DuplicateKinds(dups));
@@ -385,20 +397,29 @@ fn decode_kubeadm<T: serde::de::DeserializeOwned + serde::Serialize>(
     if gv == crate::v1beta2::API_VERSION {
         let rewrite = crate::v1beta2::rewrite(&d.gvk.kind, &mut doc.value);
         if let Some((pointer, want)) = rewrite.type_error {
-            return Err(LoadError::Field(FieldError {
+            let found = FieldError {
                 location: location(&pointer),
                 path: pointer.trim_start_matches('/').replace('/', "."),
                 kind: d.gvk.kind.clone(),
                 message: format!("expected {want}"),
-            }));
+            };
+            // Go's decoder reports the first wrong type in the document's order: a field of the
+            // rest of the document before this one is the error.
+            let earlier = decode_typed::<T>(file, &doc, &d.gvk)
+                .err()
+                .filter(|e| e.location.position < found.location.position);
+            return Err(LoadError::Field(earlier.unwrap_or(found)));
         }
-        for pointer in rewrite.unknown {
-            warnings.push(ConfigWarning::UnknownField(UnknownField {
-                location: location(&pointer),
+        let unknown = rewrite
+            .unknown
+            .iter()
+            .map(|pointer| UnknownField {
+                location: location(pointer),
                 path: pointer.trim_start_matches('/').replace('/', "."),
                 gvk: d.gvk.clone(),
-            }));
-        }
+            })
+            .collect();
+        strict_warnings(file, d, unknown, warnings);
     } else if gv != crate::v1beta3::API_VERSION {
         warnings.push(ConfigWarning::UnknownKind {
             file: file.to_string(),
@@ -414,7 +435,11 @@ fn decode_kubeadm<T: serde::de::DeserializeOwned + serde::Serialize>(
     // document that starts like JSON and is not, before any wrong type.
     let decoded = decode_typed::<T>(file, &doc, &d.gvk);
     if let Ok((_, unknown)) = &decoded {
-        warnings.extend(unknown.iter().cloned().map(ConfigWarning::UnknownField));
+        if gv == crate::v1beta2::API_VERSION {
+            warnings.extend(unknown.iter().cloned().map(ConfigWarning::UnknownField));
+        } else {
+            strict_warnings(file, d, unknown.clone(), warnings);
+        }
     }
     not_json(file, d)?;
     Ok(decoded?.0)
@@ -452,7 +477,7 @@ fn load_init_warning(
     allow_deprecated: bool,
     warnings: &mut Vec<ConfigWarning>,
 ) -> Result<LoadedInit, LoadError> {
-    let docs = split_documents(file, text, warnings)?;
+    let docs = split_documents(file, text)?;
     let mut init: Option<InitConfiguration> = None;
     let mut cluster: Option<ClusterConfiguration> = None;
     let mut component_docs = Vec::new();
@@ -498,12 +523,9 @@ fn load_init_warning(
                     } else {
                         decode_typed::<KubeProxyConfiguration>(file, &d.doc, &d.gvk).map(|(_, u)| u)
                     };
-                    warnings.extend(
-                        unknown
-                            .unwrap_or_default()
-                            .into_iter()
-                            .map(ConfigWarning::UnknownField),
-                    );
+                    if let Ok(unknown) = unknown {
+                        strict_warnings(file, d, unknown, warnings);
+                    }
                 } else if !kubeadm_known {
                     warnings.push(ConfigWarning::UnknownKind {
                         file: file.to_string(),
@@ -624,7 +646,7 @@ fn load_join_warning(
     allow_deprecated: bool,
     warnings: &mut Vec<ConfigWarning>,
 ) -> Result<LoadedJoin, LoadError> {
-    let docs = split_documents(file, text, warnings)?;
+    let docs = split_documents(file, text)?;
     let mut found = None;
     for d in docs.iter().filter(|d| d.gvk.kind == "JoinConfiguration") {
         check_version(file, d, allow_deprecated, warnings)?;

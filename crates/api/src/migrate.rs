@@ -26,8 +26,7 @@ pub fn migrate(
     inputs: &mut DynamicInputs<'_>,
     file_exists: &dyn Fn(&str) -> bool,
 ) -> Result<Migrated, ConfigError> {
-    let mut scratch = Vec::new();
-    let docs = split_documents(file, text, &mut scratch).map_err(Box::new)?;
+    let docs = split_documents(file, text).map_err(Box::new)?;
     let has = |kind: &str| docs.iter().any(|d| d.gvk.kind == kind);
     let mut out = Vec::new();
     let mut warnings = Vec::new();

@@ -6,7 +6,9 @@
 //! all`, `init phase etcd local`); flags of the config commands get random values. Upstream and ours
 //! run each case side by side, each in a folder of its own, and must agree on the verdict, the exit
 //! code, the error's words and the output (for the phases, every file written, byte for byte, with
-//! its mode), except where `tests/corpus/deliberate-differences.txt` says otherwise.
+//! its mode), except where `tests/corpus/deliberate-differences.txt` says otherwise. Standard
+//! error is compared line by line both ways (`same_lines`): a line of ours upstream does not print
+//! fails as a line of upstream's missing from ours does.
 //! Upstream goes through a file's documents in Go's random map order, so with several documents
 //! which one's warnings and error come first varies between its runs; such a case that differs is
 //! run through upstream again (up to 8 times) and ours must match one of its runs.
@@ -25,7 +27,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use kubeadm_testkit::dryrun::dry_run_whole;
 use kubeadm_testkit::oracle::{
-    Allowance, Run, diff, differences, expected_code, mask_tokens, run, stderr_lines, upstream_kubeadm,
+    Allowance, Difference, Run, diff, differences, expected_code, mask_tokens, run, stderr_lines,
+    upstream_kubeadm,
 };
 
 fn ours() -> PathBuf {
@@ -492,62 +495,295 @@ fn compare(
             return Some(format!("stdout differs:\n{}", lines.join("\n")));
         }
     }
-    let ours = without_locations(&stderr_lines(&us.stderr).join("\n"), file);
-    for line in stderr_lines(&up.stderr) {
-        if line.contains("schema.GroupVersionKind{") {
-            // A strict-decoding warning: ours names the same unknown field (or duplicate key).
-            let key = line
-                .find("unknown field ")
-                .map(|i| line[i..].split_inclusive('"').take(2).collect::<String>())
-                .or_else(|| {
-                    line.find("key \"")
-                        .map(|i| line[i..].split_inclusive('"').take(2).collect::<String>())
-                });
-            match key {
-                Some(k) if !ours.contains(&k) => return Some(format!("missing {k:?}")),
-                _ => continue,
+    same_lines(&up.stderr, &us.stderr, file, rules)
+}
+
+/// Whether upstream's and our standard error say the same, both ways: each line of upstream's
+/// pairs with one of ours (equal once ours' place in the file is left out, or as a rule of the list
+/// pairs them), and each of ours left over is allowed by an `extra:` rule.
+fn same_lines(up: &str, us: &str, file: &str, rules: &[Difference]) -> Option<String> {
+    let ours: Vec<String> = stderr_lines(us)
+        .iter()
+        .map(|l| without_locations(l, file))
+        .filter(|l| !l.trim().is_empty())
+        .collect();
+    let mut used = vec![false; ours.len()];
+    // The first of our lines not yet paired that `fits`; taken.
+    let mut take = |fits: &dyn Fn(&str) -> bool| -> bool {
+        match (0..ours.len()).find(|&i| !used[i] && fits(&ours[i])) {
+            Some(i) => {
+                used[i] = true;
+                true
             }
+            None => false,
         }
-        if let Some(r) = rules
+    };
+    let lines = upstream_lines(up);
+    for (at, line) in lines.iter().enumerate() {
+        let line = line.clone();
+        let repeated = rules.iter().any(|r| {
+            r.allowance == Allowance::Repeat
+                && found(&pattern(&r.text), &line).is_some_and(|(_, end)| {
+                    let said = &line[end..];
+                    // Said before in the same words, or the error another line ends with.
+                    lines[..at].contains(&line)
+                        || (!said.is_empty()
+                            && lines.iter().any(|other| *other != line && other.ends_with(said)))
+                })
+        });
+        if repeated {
+            // Upstream says it twice (a warning, then the error; or the strict check of its
+            // config pass, then of its component-config pass): ours once.
+            continue;
+        }
+        if rules
             .iter()
-            .filter(|r| matches!(r.allowance, Allowance::Key | Allowance::Message))
-            .find(|r| line.contains(r.text.as_str()))
+            .any(|r| r.allowance == Allowance::Omit && found(&pattern(&r.text), &line).is_some())
         {
-            if r.allowance == Allowance::Key {
-                let i = line.find(r.text.as_str()).unwrap_or(0) + r.text.len();
-                let tail = line[i..].trim_start_matches(':').trim();
-                let phrase = if tail.is_empty() {
-                    r.text.rsplit(": ").next().unwrap_or("")
+            continue;
+        }
+        if let Some((gvk, phrases)) = strict_warning(&line) {
+            // A strict-decoding warning (Go's type dump): ours warns of each unknown field (with
+            // the document's kind) and each repeated key on a line of its own, with its place.
+            if phrases.is_empty() {
+                return Some(format!("a strict-decoding warning naming nothing: {line:?}"));
+            }
+            for p in phrases {
+                let want = if p.starts_with("key ") {
+                    format!("{p} already set in map")
                 } else {
-                    tail
+                    format!("{p} in {gvk}")
                 };
-                // yaml.v2 joins the errors of one document on a line (`key "a" already set in
-                // map, unknown field "b"`); ours gives each its own line.
-                for part in joined_errors(phrase) {
-                    if !ours.contains(part) {
-                        return Some(format!("missing the key phrase {part:?}"));
-                    }
+                if !take(&|o: &str| o == want) {
+                    return Some(format!("missing our warning {want:?} (upstream: {line:?})"));
                 }
             }
             continue;
         }
-        if !ours.contains(&line) {
-            // Where we deliberately refuse more (a `refuse` rule), our list of errors holds
-            // upstream's, then ours: `[a, b]` against `[a, b, c]`.
-            let more = rules
-                .iter()
-                .any(|r| r.allowance == Allowance::Refuse && ours.contains(r.text.as_str()));
-            let listed = line
-                .strip_suffix(']')
-                .filter(|l| l.starts_with('['))
-                .is_some_and(|l| ours.contains(&format!("{l}, ")));
-            if more && listed {
+        if let Some(r) = rules
+            .iter()
+            .find(|r| r.allowance == Allowance::Key && line.contains(r.text.as_str()))
+        {
+            // Upstream's words from the rule's last (`: `-separated) part on: the end of our line.
+            let last = r.text.rsplit(": ").next().unwrap_or("");
+            let i = line.find(r.text.as_str()).unwrap_or(0) + r.text.len() - last.len();
+            let said = line[i..].trim_end();
+            // yaml.v2 joins the errors of one document on a line (`key "a" already set in
+            // map, unknown field "b"`); ours gives each its own line.
+            for part in joined_errors(said) {
+                if !take(&|o: &str| o.ends_with(part)) {
+                    return Some(format!("missing the key phrase {part:?} (upstream: {line:?})"));
+                }
+            }
+            continue;
+        }
+        if take(&|o: &str| o == line) {
+            continue;
+        }
+        let worded: Vec<&Difference> = rules
+            .iter()
+            .filter(|r| r.allowance == Allowance::Message && found(&pattern(&r.text), &line).is_some())
+            .collect();
+        if !worded.is_empty() {
+            // The same line, but for the words a rule names (the first rule whose wording ours
+            // has: several may name one message of upstream's).
+            let paired = worded.iter().any(|r| {
+                let want = with_our_words(&line, r);
+                take(&|o: &str| matches(&want, o, true) == Some(o.len()))
+            });
+            if !paired {
+                return Some(format!(
+                    "missing our wording of upstream's line {line:?} ({})",
+                    worded
+                        .iter()
+                        .map(|r| format!("{:?} => {:?}", r.text, r.ours))
+                        .collect::<Vec<_>>()
+                        .join(" or ")
+                ));
+            }
+            continue;
+        }
+        if take(&|o: &str| o == line) {
+            continue;
+        }
+        // Where we deliberately refuse more (a `refuse` rule), our list of errors holds
+        // upstream's, then ours: `[a, b]` against `[a, b, c]`.
+        let more = rules
+            .iter()
+            .any(|r| r.allowance == Allowance::Refuse && us.contains(r.text.as_str()));
+        if let Some(l) = line.strip_suffix(']').filter(|l| more && l.starts_with('[')) {
+            let head = format!("{l}, ");
+            if take(&|o: &str| o.starts_with(&head) && o.ends_with(']')) {
                 continue;
             }
-            return Some(format!("missing upstream's line {line:?}"));
+        }
+        return Some(format!("missing upstream's line {line:?}"));
+    }
+    for (line, _) in ours.iter().zip(&used).filter(|(_, u)| !**u) {
+        let allowed = rules.iter().any(|r| match r.allowance {
+            Allowance::Extra => line.contains(r.text.as_str()),
+            // Where a field upstream's message names is in the file (its place left out above).
+            Allowance::Place => line.strip_prefix(r.text.as_str()).is_some_and(|field| {
+                !field.is_empty() && stderr_lines(up).iter().any(|l| l.contains(&format!("{field}: ")))
+            }),
+            _ => false,
+        });
+        if !allowed {
+            return Some(format!("a line of ours upstream does not print: {line:?}"));
         }
     }
     None
+}
+
+/// Upstream's standard error as lines to compare (klog headers and the lines about fetching a
+/// version left out, as `stderr_lines` does), with yaml.v2's list of errors (`yaml: unmarshal
+/// errors:` and a line `  line N: …` per error) joined onto the line it continues.
+fn upstream_lines(up: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for line in stderr_lines(up) {
+        if line.trim().is_empty() {
+            continue;
+        }
+        match out.last_mut() {
+            Some(last) if line.starts_with("  line ") && last.contains("yaml: unmarshal errors:") => {
+                if !last.ends_with(':') {
+                    last.push(',');
+                }
+                last.push(' ');
+                last.push_str(line.trim_start());
+            }
+            _ => out.push(line),
+        }
+    }
+    out
+}
+
+/// A strict-decoding warning of upstream's (`error unmarshaling configuration
+/// schema.GroupVersionKind{Group:"G", Version:"V", Kind:"K"}: strict decoding error: unknown field
+/// "a", key "b" already set in map`): the kind as `G/V, Kind=K` and each phrase.
+fn strict_warning(line: &str) -> Option<(String, Vec<String>)> {
+    let (head, errors) = line.split_once("}: strict decoding error: ")?;
+    let dump = head.split_once("schema.GroupVersionKind{")?.1;
+    let field = |name: &str| -> String {
+        dump.split(", ")
+            .find_map(|f| f.strip_prefix(&format!("{name}:\"")))
+            .map(|v| v.trim_end_matches('"').to_string())
+            .unwrap_or_default()
+    };
+    let gvk = format!("{}/{}, Kind={}", field("Group"), field("Version"), field("Kind"));
+    let mut phrases = Vec::new();
+    let mut rest = errors;
+    while let Some(i) = ["unknown field \"", "key \""]
+        .iter()
+        .filter_map(|w| rest.find(w))
+        .min()
+    {
+        let phrase: String = rest[i..].split_inclusive('"').take(2).collect();
+        rest = &rest[i + phrase.len()..];
+        phrases.push(phrase);
+    }
+    Some((gvk, phrases))
+}
+
+/// A piece of a rule's template: words as they are, `{n}` a number, `{q}` a Go-quoted string,
+/// `{l}` yaml.v2's `line N: ` or nothing, `{*}` any text.
+#[derive(Debug, Clone)]
+enum Piece {
+    Words(String),
+    Number,
+    Quoted,
+    Line,
+    Any,
+}
+
+fn pattern(text: &str) -> Vec<Piece> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while !rest.is_empty() {
+        let next = ["{n}", "{q}", "{l}", "{*}"]
+            .iter()
+            .filter_map(|w| rest.find(w))
+            .min();
+        match next {
+            Some(0) => {
+                out.push(match &rest[..3] {
+                    "{n}" => Piece::Number,
+                    "{q}" => Piece::Quoted,
+                    "{l}" => Piece::Line,
+                    _ => Piece::Any,
+                });
+                rest = &rest[3..];
+            }
+            Some(i) => {
+                out.push(Piece::Words(rest[..i].to_string()));
+                rest = &rest[i..];
+            }
+            None => {
+                out.push(Piece::Words(rest.to_string()));
+                rest = "";
+            }
+        }
+    }
+    out
+}
+
+/// The length of a match of `p` at the start of `s` (to its end when `whole`).
+fn matches(p: &[Piece], s: &str, whole: bool) -> Option<usize> {
+    let Some((first, more)) = p.split_first() else {
+        return (!whole || s.is_empty()).then_some(0);
+    };
+    let then = |n: usize| matches(more, &s[n..], whole).map(|m| n + m);
+    match first {
+        Piece::Words(w) => s.starts_with(w.as_str()).then(|| then(w.len())).flatten(),
+        Piece::Number => {
+            let digits = s.bytes().take_while(u8::is_ascii_digit).count();
+            (1..=digits).rev().find_map(then)
+        }
+        Piece::Quoted => {
+            let b = s.as_bytes();
+            if b.first() != Some(&b'"') {
+                return None;
+            }
+            let mut i = 1;
+            while i < b.len() {
+                match b[i] {
+                    b'\\' => i += 2,
+                    b'"' => return then(i + 1),
+                    _ => i += 1,
+                }
+            }
+            None
+        }
+        Piece::Line => {
+            let line = s
+                .strip_prefix("line ")
+                .map(|r| r.trim_start_matches(|c: char| c.is_ascii_digit()))
+                .filter(|r| r.len() + "line ".len() < s.len())
+                .and_then(|r| r.strip_prefix(": "))
+                .map(|r| s.len() - r.len());
+            line.and_then(then).or_else(|| then(0))
+        }
+        // Last in a template, to the end of the text; else as little as lets the rest match.
+        Piece::Any if more.is_empty() => then(s.len()),
+        Piece::Any => (0..=s.len()).filter(|&i| s.is_char_boundary(i)).find_map(then),
+    }
+}
+
+/// Where `p` first matches in `s`: start and end.
+fn found(p: &[Piece], s: &str) -> Option<(usize, usize)> {
+    (0..s.len())
+        .filter(|&i| s.is_char_boundary(i))
+        .find_map(|i| matches(p, &s[i..], false).map(|n| (i, i + n)))
+}
+
+/// What our line must be where upstream printed `line` and a `message:` rule applies: upstream's
+/// line with the words the rule names replaced by ours.
+fn with_our_words(line: &str, rule: &Difference) -> Vec<Piece> {
+    let (start, end) = found(&pattern(&rule.text), line).unwrap_or((0, 0));
+    let mut out = vec![Piece::Words(line[..start].to_string())];
+    out.extend(pattern(&rule.ours));
+    out.push(Piece::Words(line[end..].to_string()));
+    out
 }
 
 /// The errors yaml.v2 and the strict decoder join with ", " on one line, apart.
@@ -606,24 +842,32 @@ fn without_locations(text: &str, file: &str) -> String {
     out
 }
 
-/// The class of a failure, for grouping the report: the reason without quoted values and numbers.
+/// The class of a failure, for grouping the report: the reason without numbers and without the
+/// values quoted inside the lines it quotes (`\"…\"`), so that each wording is a class of its own.
 fn class(why: &str) -> String {
     let mut out = String::new();
-    let mut quoted = false;
-    let mut escaped = false;
-    for c in why.chars() {
+    let mut inner = false;
+    let mut chars = why.chars().peekable();
+    while let Some(c) = chars.next() {
         match c {
-            _ if escaped => escaped = false,
-            '\\' => escaped = true,
-            '"' => {
-                quoted = !quoted;
+            '\\' if chars.peek() == Some(&'"') => {
+                chars.next();
+                inner = !inner;
                 out.push('"');
             }
-            _ if quoted || c.is_ascii_digit() => {}
+            '\\' => {
+                if let Some(next) = chars.next()
+                    && !inner
+                {
+                    out.push(c);
+                    out.push(next);
+                }
+            }
+            _ if inner || c.is_ascii_digit() => {}
             c => out.push(c),
         }
     }
-    out.chars().take(120).collect()
+    out.chars().take(240).collect()
 }
 
 fn env_number(name: &str, default: u64) -> u64 {
@@ -658,7 +902,7 @@ fn mutated_configs_and_flags_behave_like_upstream() {
     let failures_dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("diffuzz-failures");
     let _ = std::fs::remove_dir_all(&failures_dir);
     let next = AtomicUsize::new(first as usize);
-    let failures: Mutex<BTreeMap<String, (u64, String)>> = Mutex::new(BTreeMap::new());
+    let failures: Mutex<BTreeMap<String, (u64, String, u64)>> = Mutex::new(BTreeMap::new());
     let counts = Mutex::new((0u64, 0u64, 0u64)); // (both accept, both refuse, failures)
     let started = std::time::Instant::now();
     let workers = std::thread::available_parallelism().map_or(2, |n| n.get()).max(2);
@@ -749,7 +993,8 @@ fn mutated_configs_and_flags_behave_like_upstream() {
                     let Some(why) = verdict else { continue };
                     let mut f = failures.lock().expect("failures");
                     let key = class(&why);
-                    if f.contains_key(&key) {
+                    if let Some(seen) = f.get_mut(&key) {
+                        seen.2 += 1;
                         continue;
                     }
                     std::fs::create_dir_all(&failures_dir).expect("failures dir");
@@ -769,7 +1014,7 @@ fn mutated_configs_and_flags_behave_like_upstream() {
                         indent(&us.stdout),
                         indent(&us.stderr),
                     );
-                    f.insert(key, (i, report));
+                    f.insert(key, (i, report, 1));
                 }
             });
         }
@@ -793,7 +1038,7 @@ fn mutated_configs_and_flags_behave_like_upstream() {
         failures.len(),
         failures
             .values()
-            .map(|(_, r)| r.as_str())
+            .map(|(_, r, n)| format!("{r}  ({n} cases of this class)\n"))
             .collect::<Vec<_>>()
             .join("\n")
     );

@@ -76,8 +76,21 @@ fn upstream_path() -> PathBuf {
 pub enum Allowance {
     /// Upstream refuses bad input with exit 1 and this message: we exit 3.
     Exit3,
-    /// Both refuse; upstream's line holding the text is worded differently by us (not compared).
+    /// Both refuse; upstream's line holding the text is worded differently by us: it pairs with
+    /// our line holding the rule's `ours` text (`message: UPSTREAM => OURS`).
     Message,
+    /// A line of our standard error that upstream's lacks, holding the text (`extra: OURS`).
+    Extra,
+    /// Upstream's line matching the text (a template) repeats, after it, what another of its
+    /// lines ends with (a warning before the same error), or is a line it printed before: ours
+    /// says it once.
+    Repeat,
+    /// Upstream's line matching the text (a template) that ours does not print: a known gap, with
+    /// its reason.
+    Omit,
+    /// A line of ours that is the text, then the place of a field in the file, then the field,
+    /// which upstream's message names (`place: \t`).
+    Place,
     /// Both refuse; only what follows the text in upstream's line must be in ours.
     Key,
     /// Upstream refuses with this message; we accept.
@@ -153,8 +166,14 @@ pub struct Difference {
     pub name: String,
     /// What the rule allows.
     pub allowance: Allowance,
-    /// The text it matches (a substring of upstream's, or for `Refuse` our, standard error).
+    /// The text it matches (a substring of upstream's, or for `Refuse` and `Extra` our, standard
+    /// error).
     pub text: String,
+    /// For `Message`: what our line holds in place of upstream's (the text after ` => `).
+    pub ours: String,
+    /// Why this one rule is needed (its `  why: ` line): required for `message`, `key` and `extra`,
+    /// the rules that excuse a line of output, so that each says what exact difference it excuses.
+    pub why: String,
 }
 
 /// The file listing every deliberate difference from upstream, with its reasons.
@@ -162,10 +181,22 @@ const DIFFERENCES: &str = include_str!("../../../tests/corpus/deliberate-differe
 
 /// The rules of `tests/corpus/deliberate-differences.txt`, in order. Panics on a malformed file.
 pub fn differences() -> Vec<Difference> {
-    let mut out = Vec::new();
+    let mut out: Vec<Difference> = Vec::new();
     let mut name = String::new();
     let mut reasons = 0;
     for line in DIFFERENCES.lines() {
+        if let Some(why) = line.strip_prefix("  why: ") {
+            let last = out
+                .last_mut()
+                .unwrap_or_else(|| panic!("deliberate-differences.txt: {line:?} before any rule"));
+            assert!(
+                last.why.is_empty(),
+                "deliberate-differences.txt: two why lines for {:?}",
+                last.text
+            );
+            last.why = why.trim().to_string();
+            continue;
+        }
         if line.starts_with('#') || line.trim().is_empty() || line.starts_with("  ") {
             continue;
         }
@@ -183,6 +214,10 @@ pub fn differences() -> Vec<Difference> {
             }
             "exit-3" => Allowance::Exit3,
             "message" => Allowance::Message,
+            "extra" => Allowance::Extra,
+            "repeat" => Allowance::Repeat,
+            "place" => Allowance::Place,
+            "omit" => Allowance::Omit,
             "key" => Allowance::Key,
             "accept" => Allowance::Accept,
             "refuse" => Allowance::Refuse,
@@ -193,11 +228,40 @@ pub fn differences() -> Vec<Difference> {
             !name.is_empty(),
             "deliberate-differences.txt: a rule before any [entry]"
         );
+        let (text, ours) = match allowance {
+            Allowance::Message => {
+                let (up, us) = text.split_once(" => ").unwrap_or_else(|| {
+                    panic!(
+                        "deliberate-differences.txt: {line:?} names upstream's words without ours (` => `)"
+                    )
+                });
+                (up, us)
+            }
+            _ => (text, ""),
+        };
         out.push(Difference {
             name: name.clone(),
             allowance,
-            text: text.replace("\\n", "\n"),
+            text: text.replace("\\n", "\n").replace("\\t", "\t"),
+            ours: ours.replace("\\n", "\n").replace("\\t", "\t"),
+            why: String::new(),
         });
+    }
+    for d in &out {
+        assert!(
+            !matches!(
+                d.allowance,
+                Allowance::Message
+                    | Allowance::Key
+                    | Allowance::Extra
+                    | Allowance::Repeat
+                    | Allowance::Place
+                    | Allowance::Omit
+            ) || !d.why.is_empty(),
+            "deliberate-differences.txt: the rule {:?} of [{}] needs its own `  why: ` line",
+            d.text,
+            d.name
+        );
     }
     let entries = out
         .iter()

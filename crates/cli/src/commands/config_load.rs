@@ -42,7 +42,7 @@ pub(crate) fn config_text(path: &str, bytes: Vec<u8>) -> Result<String, CommandE
         Ok(text) => Ok(text),
         Err(e) => {
             let bytes = e.into_bytes();
-            match kubeadm_api::load::split_documents_bytes(path, &bytes, &mut Vec::new()) {
+            match kubeadm_api::load::split_documents_bytes(path, &bytes) {
                 Ok(_) => Ok(String::from_utf8_lossy(&bytes).into_owned()),
                 Err(e) => Err(config_error(ConfigError::Load(Box::new(e)), "")),
             }
