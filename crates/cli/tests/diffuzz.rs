@@ -500,7 +500,7 @@ fn compare(
 
 /// Whether upstream's and our standard error say the same, both ways: each line of upstream's
 /// pairs with one of ours (equal once ours' place in the file is left out, or as a rule of the list
-/// pairs them), and each of ours left over is allowed by an `extra:` rule.
+/// pairs them), and each of ours left over is allowed by a `place:` rule.
 fn same_lines(up: &str, us: &str, file: &str, rules: &[Difference]) -> Option<String> {
     let ours: Vec<String> = stderr_lines(us)
         .iter()
@@ -603,9 +603,6 @@ fn same_lines(up: &str, us: &str, file: &str, rules: &[Difference]) -> Option<St
             }
             continue;
         }
-        if take(&|o: &str| o == line) {
-            continue;
-        }
         // Where we deliberately refuse more (a `refuse` rule), our list of errors holds
         // upstream's, then ours: `[a, b]` against `[a, b, c]`.
         let more = rules
@@ -620,13 +617,12 @@ fn same_lines(up: &str, us: &str, file: &str, rules: &[Difference]) -> Option<St
         return Some(format!("missing upstream's line {line:?}"));
     }
     for (line, _) in ours.iter().zip(&used).filter(|(_, u)| !**u) {
-        let allowed = rules.iter().any(|r| match r.allowance {
-            Allowance::Extra => line.contains(r.text.as_str()),
-            // Where a field upstream's message names is in the file (its place left out above).
-            Allowance::Place => line.strip_prefix(r.text.as_str()).is_some_and(|field| {
-                !field.is_empty() && stderr_lines(up).iter().any(|l| l.contains(&format!("{field}: ")))
-            }),
-            _ => false,
+        // Where a field upstream's message names is in the file (its place left out above).
+        let allowed = rules.iter().any(|r| {
+            r.allowance == Allowance::Place
+                && line.strip_prefix(r.text.as_str()).is_some_and(|field| {
+                    !field.is_empty() && stderr_lines(up).iter().any(|l| l.contains(&format!("{field}: ")))
+                })
         });
         if !allowed {
             return Some(format!("a line of ours upstream does not print: {line:?}"));

@@ -79,8 +79,6 @@ pub enum Allowance {
     /// Both refuse; upstream's line holding the text is worded differently by us: it pairs with
     /// our line holding the rule's `ours` text (`message: UPSTREAM => OURS`).
     Message,
-    /// A line of our standard error that upstream's lacks, holding the text (`extra: OURS`).
-    Extra,
     /// Upstream's line matching the text (a template) repeats, after it, what another of its
     /// lines ends with (a warning before the same error), or is a line it printed before: ours
     /// says it once.
@@ -166,13 +164,14 @@ pub struct Difference {
     pub name: String,
     /// What the rule allows.
     pub allowance: Allowance,
-    /// The text it matches (a substring of upstream's, or for `Refuse` and `Extra` our, standard
-    /// error).
+    /// The text it matches (a substring or template of upstream's, or for `Refuse` and `Place` our,
+    /// standard error).
     pub text: String,
     /// For `Message`: what our line holds in place of upstream's (the text after ` => `).
     pub ours: String,
-    /// Why this one rule is needed (its `  why: ` line): required for `message`, `key` and `extra`,
-    /// the rules that excuse a line of output, so that each says what exact difference it excuses.
+    /// Why this one rule is needed (its `  why: ` line): required for `message`, `key`, `repeat`,
+    /// `omit` and `place`, the rules that excuse a line of output, so that each says what exact
+    /// difference it excuses.
     pub why: String,
 }
 
@@ -214,7 +213,6 @@ pub fn differences() -> Vec<Difference> {
             }
             "exit-3" => Allowance::Exit3,
             "message" => Allowance::Message,
-            "extra" => Allowance::Extra,
             "repeat" => Allowance::Repeat,
             "place" => Allowance::Place,
             "omit" => Allowance::Omit,
@@ -251,12 +249,7 @@ pub fn differences() -> Vec<Difference> {
         assert!(
             !matches!(
                 d.allowance,
-                Allowance::Message
-                    | Allowance::Key
-                    | Allowance::Extra
-                    | Allowance::Repeat
-                    | Allowance::Place
-                    | Allowance::Omit
+                Allowance::Message | Allowance::Key | Allowance::Repeat | Allowance::Place | Allowance::Omit
             ) || !d.why.is_empty(),
             "deliberate-differences.txt: the rule {:?} of [{}] needs its own `  why: ` line",
             d.text,
