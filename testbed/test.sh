@@ -62,6 +62,7 @@ PY
 
 "$here/upstream/build.sh" all && "$here/images/build.sh" || { echo "testbed: 0 passed, 1 failed"; exit 1; }
 check "diff selftest" "$here/diff/selftest.sh"
+check "secrets audit selftest" python3 "$here/lib/secrets_audit.py" --selftest
 # What the joins of `ha` wrote and what `upgrade` left, by run, to compare upstream's with ours.
 ha_files=$(mktemp -d)
 upgrade_dumps=$(mktemp -d)

@@ -10,8 +10,12 @@ No private key (PEM, or a kubeconfig's client-key-data) may appear; a bootstrap 
 ([a-z0-9]{6}.[a-z0-9]{16}) only where kubeadm prints one on purpose (a join command, init's
 `[bootstrap-token] Using token:` line, `token create`'s output, `token list`'s rows); a certificate
 key (64 hex digits standing alone, not a sha256 digest or a container ID) only in a `--certificate-key` join command
-and after `[upload-certs] Using certificate key:`. Prints each finding (never the secret itself)
-and how many files and lines it read; exits 1 on a finding, or when it read nothing."""
+and after `[upload-certs] Using certificate key:`. A container or sandbox ID that a CRI error names
+(`container <id>`, `container "<id>"`, `RemovePodSandbox "<id>"`, …, as reset's warning quotes them) is
+not a finding, unless it is one of the certificate keys the scenarios printed: those are collected
+first and flagged wherever else they appear. Prints each finding (never the secret itself)
+and how many files and lines it read; exits 1 on a finding, or when it read nothing.
+`secrets_audit.py --selftest` runs the audit on made-up logs and checks what it finds."""
 import re
 import sys
 from pathlib import Path
@@ -20,6 +24,9 @@ TOKEN = re.compile(r"(?<![a-z0-9])[a-z0-9]{6}\.[a-z0-9]{16}(?![a-z0-9])")
 HEX64 = re.compile(r"(?<![0-9a-fA-F])[0-9a-fA-F]{64}(?![0-9a-fA-F])")
 # Not kubeadm's: their container IDs and digests are 64 hex digits too.
 SKIPPED = re.compile(r"^(kubelet|containerd|port-holder)")
+# What precedes a container or sandbox ID in a CRI error (`failed to remove running container <id>`,
+# `RemovePodSandbox "<id>"`, `failed to set removing state for container "<id>"`).
+CONTAINER_ID = re.compile(r'(?:\b(?:container|pod|sandbox)|PodSandbox|Container) "?$')
 
 
 def token_allowed(line, token):
@@ -33,11 +40,26 @@ def token_allowed(line, token):
     )
 
 
+def logs(root):
+    return [p for p in sorted(root.rglob("*.log")) if not SKIPPED.match(p.name)]
+
+
+def certificate_keys(root):
+    """Every certificate key kubeadm printed on purpose in these logs."""
+    keys = set()
+    for path in logs(root):
+        previous = ""
+        for line in path.read_text(errors="replace").splitlines():
+            if "--certificate-key" in line or previous.strip() == "[upload-certs] Using certificate key:":
+                keys.update(m.group(0).lower() for m in HEX64.finditer(line))
+            previous = line
+    return keys
+
+
 def audit(root):
     problems, files, lines = [], 0, 0
-    for path in sorted(root.rglob("*.log")):
-        if SKIPPED.match(path.name):
-            continue
+    keys = certificate_keys(root)
+    for path in logs(root):
         files += 1
         text = path.read_text(errors="replace").splitlines()
         previous = ""
@@ -59,11 +81,48 @@ def audit(root):
                     continue
                 if "--certificate-key" in line or previous.strip() == "[upload-certs] Using certificate key:":
                     continue
+                if CONTAINER_ID.search(line[: m.start()]) and m.group(0).lower() not in keys:
+                    continue
                 problems.append(f"{where}: a certificate key (64 hex digits) outside a join command or upload-certs output")
             previous = line
     return problems, files, lines
 
 
+def selftest():
+    import secrets
+    import tempfile
+
+    key, container, other = (secrets.token_hex(32) for _ in range(3))
+    cases = [
+        # (log lines, findings expected)
+        (["[upload-certs] Using certificate key:", key], 0),
+        ([f"kubeadm join lb:6443 --control-plane --certificate-key {key}"], 0),
+        (["[reset] Failed to remove containers: failed to remove running container "
+          f'{container}: RemovePodSandbox "{container}" on unix:///run/c.sock: failed to set removing '
+          f'state for container "{container}": container is in starting state'], 0),
+        ([f"image sha256:{other}", f"containerID: containerd://{other}"], 0),
+        ([f"the key is {other}"], 1),
+        ([f"failed to remove running container {key}"], 1),  # a printed key, whatever precedes it
+        (["-----BEGIN EC PRIVATE KEY-----"], 1),
+        (["    client-key-data: LS0t"], 1),
+        (["bootstrap token abcdef.0123456789abcdef was used"], 1),
+        (["[bootstrap-token] Using token: abcdef.0123456789abcdef"], 0),
+    ]
+    failed = 0
+    for number, (text, expected) in enumerate(cases):
+        with tempfile.TemporaryDirectory() as d:
+            Path(d, "init.log").write_text(f"[upload-certs] Using certificate key:\n{key}\n")
+            Path(d, "case.log").write_text("\n".join(text) + "\n")
+            problems, _, _ = audit(Path(d))
+        if len(problems) != expected:
+            failed += 1
+            print(f"secrets audit selftest: case {number}: {len(problems)} findings, expected {expected}: {problems}")
+    print(f"secrets audit selftest: {len(cases)} cases, {failed} failed")
+    return 1 if failed else 0
+
+
+if sys.argv[1:] == ["--selftest"]:
+    sys.exit(selftest())
 root = Path(sys.argv[1])
 problems, files, lines = audit(root)
 for p in problems:

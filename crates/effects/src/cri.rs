@@ -22,7 +22,12 @@
 //! - kubeadm 1.25 never asks the runtime for its sandbox (pause) image: there is no `crictl info` parsing
 //!   for it (that arrived in later releases). [`RuntimeStatus::info`] keeps the verbose `Status` map
 //!   should a caller want it.
-//! - Retries are immediate (no back-off between attempts), as upstream's loops are.
+//! - Pull retries are immediate, as upstream's loop is. Sandbox removal retries are immediate in
+//!   upstream's loop too, but each of its attempts spawns two `crictl` processes, which spaces them out;
+//!   a runtime spoken to over its socket answers in milliseconds, so five attempts could all land inside
+//!   one short window (a container the stopped kubelet left "in starting state" refuses removal for
+//!   about that long). [`Runtime::removal_retry_pause`] says how long to wait before each further attempt:
+//!   nothing by default, [`REMOVAL_RETRY_PAUSE`] doubling from the second attempt on the real client.
 //!
 //! Depends on nothing but std and thiserror.
 
@@ -35,6 +40,15 @@ pub const PULL_IMAGE_RETRY: u32 = 5;
 /// How many times a pod sandbox is stopped and removed before giving up (upstream
 /// `constants.RemoveContainerRetry`).
 pub const REMOVE_CONTAINER_RETRY: u32 = 5;
+/// The pause before the second attempt at removing a sandbox on a runtime that wants one; each further
+/// attempt waits twice as long as the one before (100, 200, 400, 800 ms: 1.5 s before giving up).
+pub const REMOVAL_RETRY_PAUSE: Duration = Duration::from_millis(100);
+
+/// The pause before removal attempt `attempt` (2 to [`REMOVE_CONTAINER_RETRY`]) when the first pause
+/// is `first`, doubling each time.
+pub fn doubling_pause(first: Duration, attempt: u32) -> Duration {
+    first * 2u32.pow(attempt.saturating_sub(2).min(16))
+}
 
 /// The default CRI endpoint on Linux (upstream `constants.DefaultCRISocket`).
 pub const DEFAULT_CRI_SOCKET: &str = "unix:///var/run/containerd/containerd.sock";
@@ -410,11 +424,25 @@ pub trait Runtime: fmt::Debug {
         }
     }
 
+    /// How long to wait before removal attempt `attempt` (2 and up) of one sandbox; nothing unless the
+    /// runtime says otherwise (see the module notes).
+    fn removal_retry_pause(&self, attempt: u32) -> Duration {
+        let _ = attempt;
+        Duration::ZERO
+    }
+
     /// Stops then removes one sandbox, trying the pair [`REMOVE_CONTAINER_RETRY`] times; a failed stop
-    /// skips the remove of that attempt, as upstream does.
+    /// skips the remove of that attempt, as upstream does. Waits [`Runtime::removal_retry_pause`]
+    /// before each attempt after the first.
     fn stop_and_remove_pod_sandbox(&self, id: &str) -> Result<(), SandboxRemovalError> {
         let mut attempt = 1;
         loop {
+            if attempt > 1 {
+                let pause = self.removal_retry_pause(attempt);
+                if !pause.is_zero() {
+                    std::thread::sleep(pause);
+                }
+            }
             let result = self
                 .stop_pod_sandbox(id)
                 .map_err(|source| SandboxRemovalError::Stop {
@@ -499,6 +527,9 @@ impl Runtime for PullProgress<'_> {
     }
     fn remove_pod_sandbox(&self, id: &str) -> Result<(), CriError> {
         self.runtime.remove_pod_sandbox(id)
+    }
+    fn removal_retry_pause(&self, attempt: u32) -> Duration {
+        self.runtime.removal_retry_pause(attempt)
     }
     fn list_containers(&self) -> Result<Vec<Container>, CriError> {
         self.runtime.list_containers()
@@ -597,6 +628,10 @@ mod tests {
             }
             Ok(())
         }
+        fn removal_retry_pause(&self, attempt: u32) -> Duration {
+            self.calls.borrow_mut().push(format!("pause {attempt}"));
+            Duration::ZERO
+        }
     }
 
     /// What a terminal would show of the progress, and where it ended.
@@ -678,7 +713,19 @@ mod tests {
             ..Default::default()
         };
         rt.stop_and_remove_pod_sandbox("a").expect("third attempt works");
-        assert_eq!(*rt.calls.borrow(), ["stop a", "stop a", "stop a", "remove a"]);
+        assert_eq!(
+            *rt.calls.borrow(),
+            ["stop a", "pause 2", "stop a", "pause 3", "stop a", "remove a"]
+        );
+    }
+
+    #[test]
+    fn removal_pauses_double_from_the_second_attempt() {
+        let pauses: Vec<u128> = (2..=REMOVE_CONTAINER_RETRY)
+            .map(|a| doubling_pause(REMOVAL_RETRY_PAUSE, a).as_millis())
+            .collect();
+        assert_eq!(pauses, [100, 200, 400, 800]);
+        assert_eq!(doubling_pause(REMOVAL_RETRY_PAUSE, 1), REMOVAL_RETRY_PAUSE);
     }
 
     #[test]

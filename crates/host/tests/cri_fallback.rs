@@ -7,6 +7,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
 
 use k8s_cri::v1alpha2 as pb;
 use kubeadm_effects::cri::{
@@ -311,11 +312,19 @@ fn sandbox_removal_gives_up_after_five_attempts() {
     };
     let calls = Arc::clone(&fake.calls);
     let (_server, _dir, endpoint) = serve(fake);
-    let client = CriClient::new(&endpoint).expect("valid");
+    // The real client waits between attempts (a lower bound only: sleeps never end early).
+    let client = CriClient::new(&endpoint)
+        .expect("valid")
+        .with_removal_pause(Duration::from_millis(10));
 
+    let started = Instant::now();
     let err = client
         .remove_pod_sandboxes(&["aaa".to_string(), "bbb".to_string()])
         .expect_err("never stops");
+    assert!(
+        started.elapsed() >= Duration::from_millis(2 * (10 + 20 + 40 + 80)),
+        "four doubling pauses per sandbox"
+    );
     assert_eq!(calls.stop.load(Ordering::SeqCst), 2 * REMOVE_CONTAINER_RETRY);
     assert_eq!(calls.remove.load(Ordering::SeqCst), 0);
     let text = err.to_string();

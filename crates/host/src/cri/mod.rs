@@ -35,7 +35,8 @@ use std::time::Duration;
 
 use hyper_util::rt::TokioIo;
 use kubeadm_effects::cri::{
-    ApiVersion, Container, CriCall, CriError, Image, PodSandbox, Runtime, RuntimeStatus, RuntimeVersion,
+    ApiVersion, Container, CriCall, CriError, Image, PodSandbox, REMOVAL_RETRY_PAUSE, Runtime, RuntimeStatus,
+    RuntimeVersion, doubling_pause,
 };
 use tokio::net::UnixStream;
 use tonic::transport::{Channel, Endpoint, Uri};
@@ -50,6 +51,9 @@ pub struct CriClient {
     path: PathBuf,
     connect_timeout: Duration,
     call_timeout: Duration,
+    /// The pause before the second attempt at removing a sandbox, doubling after (see
+    /// [`Runtime::removal_retry_pause`]).
+    removal_pause: Duration,
     /// The API version negotiated by the first successful `Version` call.
     api: Mutex<Option<ApiVersion>>,
 }
@@ -63,8 +67,16 @@ impl CriClient {
             path: endpoint::socket_path(endpoint)?,
             connect_timeout: DEFAULT_TIMEOUT,
             call_timeout: DEFAULT_TIMEOUT,
+            removal_pause: REMOVAL_RETRY_PAUSE,
             api: Mutex::new(None),
         })
+    }
+
+    /// Replaces the pause before the second attempt at removing a sandbox (zero: upstream's back-to-back
+    /// attempts).
+    pub fn with_removal_pause(mut self, first: Duration) -> Self {
+        self.removal_pause = first;
+        self
     }
 
     /// Replaces the connection deadline and the per-call deadline (pulls never have one).
@@ -270,6 +282,10 @@ macro_rules! by_api {
 impl Runtime for CriClient {
     fn endpoint(&self) -> &str {
         &self.endpoint
+    }
+
+    fn removal_retry_pause(&self, attempt: u32) -> Duration {
+        doubling_pause(self.removal_pause, attempt)
     }
 
     fn version(&self) -> Result<RuntimeVersion, CriError> {
