@@ -14,7 +14,7 @@ import re
 import sys
 
 PATH = re.compile(r"\b(crate|super)((?:::[A-Za-z_][A-Za-z0-9_]*)+)")
-GROUP = re.compile(r"\b(crate|super)::\{([^{}]*(?:\{[^{}]*\}[^{}]*)*)\}", re.S)
+GROUP = re.compile(r"\b(crate|super)((?:::[A-Za-z_][A-Za-z0-9_]*)*)::\{([^{}]*(?:\{[^{}]*\}[^{}]*)*)\}", re.S)
 
 
 def module_of(root, path):
@@ -38,9 +38,22 @@ def resolve(modules, base, names):
     return best
 
 
+# What hides paths from the reader, in one pass so that each starts where the one before ended: raw
+# strings, strings (a `\` before a line break included), character literals, line and block comments.
+HIDDEN = re.compile(
+    r'r(#*)"(?:.|\n)*?"\1|"(?:\\.|[^"\\])*"|\'(?:\\.|[^\'\\])\'|//[^\n]*|/\*(?:.|\n)*?\*/',
+    re.S,
+)
+
+
 def strip_comments(text):
-    text = re.sub(r"//[^\n]*", "", text)
-    return re.sub(r'"(?:\\.|[^"\\])*"', '""', text)
+    def blank(m):
+        s = m.group(0)
+        if s.startswith("//") or s.startswith("/*"):
+            return "\n" * s.count("\n")
+        return '""' + "\n" * s.count("\n")
+
+    return HIDDEN.sub(blank, text)
 
 
 def edges_of(modules, mod, text):
@@ -60,11 +73,12 @@ def edges_of(modules, mod, text):
                 target = resolve(modules, mod[:-1], names)
             if target != mod and not (len(target) < len(mod) and mod[: len(target)] == target and target == ()):
                 out.add(target)
-    # `use crate::{a::x, b};` groups: each member names a module too.
+    # `use crate::{a::x, b};` and `use crate::a::{b, c};` groups: each member names a module too.
     for m in GROUP.finditer(strip_comments(text)):
         base = () if m.group(1) == "crate" else mod[:-1]
-        for item in re.split(r",(?![^{]*\})", m.group(2)):
-            names = [n for n in re.split(r"::|\{|\}", item.strip()) if re.fullmatch(r"[A-Za-z_]\w*", n)]
+        prefix = m.group(2).split("::")[1:]
+        for item in re.split(r",(?![^{]*\})", m.group(3)):
+            names = prefix + [n for n in re.split(r"::|\{|\}", item.strip()) if re.fullmatch(r"[A-Za-z_]\w*", n)]
             if names:
                 target = resolve(modules, base, names)
                 if target != mod and target != ():

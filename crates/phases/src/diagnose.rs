@@ -662,6 +662,27 @@ pub(crate) fn render(findings: &[Finding], more: &[String]) -> String {
     out
 }
 
+/// The kubelet, and the images and newest containers of `components`' static pods, on the host
+/// `data` sets up (also a joining control plane's etcd wait), with the `more` findings the caller
+/// made.
+pub(crate) fn static_pods(data: &crate::InitData, components: &[&str], more: Vec<Finding>) -> String {
+    let mut findings = kubelet(&KubeletHost {
+        probe: &*data.host_probe,
+        runtime: &*data.runtime,
+        fs: &*data.fs,
+        kubelet_dir: &data.kubelet_dir,
+    });
+    findings.extend(missing_images(
+        &*data.runtime,
+        &*data.fs,
+        &data.manifest_dir,
+        components,
+    ));
+    findings.extend(more);
+    let containers = containers(&*data.runtime, &*data.fs, components);
+    render(&findings, &containers)
+}
+
 #[cfg(test)]
 #[path = "diagnose_tests.rs"]
 mod tests;

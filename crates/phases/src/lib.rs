@@ -18,26 +18,34 @@
 
 use kubeadm_workflow::PhaseError;
 
+pub(crate) mod addons;
+pub mod certs;
 pub mod config_from_cluster;
+pub(crate) mod control_plane;
+pub mod control_plane_data;
 mod diagnose;
 mod dry_run;
 pub mod etcd_cluster;
 pub mod init;
 pub mod join;
+pub mod kubeconfig;
 mod kubelet;
+pub(crate) mod mark_control_plane;
 mod mirror_pods;
 pub mod patches;
+pub mod pki;
 pub mod preflight;
 pub mod renewal;
 pub mod reset;
 pub mod upgrade;
+pub(crate) mod upload_config;
 
+pub use certs::{ExternalCaCheck, detect_external_ca, external_ca_check};
 pub use config_from_cluster::{FetchError, fetch_new_node_config, log_config_warnings};
-pub use init::{
-    ClusterAccess, ClusterConnectError, ClusterConnector, CreateTokensError, ExternalCaCheck, InitData,
-    KeyPool, create_new_tokens, detect_external_ca, external_ca_check, pki_inputs,
-};
+pub use control_plane_data::{ClusterAccess, ClusterConnectError, ClusterConnector, InitData};
+pub use init::{CreateTokensError, create_new_tokens};
 pub use join::{ClientSource, JoinConnector, JoinData};
+pub use pki::{KeyPool, pki_inputs};
 pub use reset::ResetData;
 pub use upgrade::node::NodeData;
 

@@ -14,8 +14,8 @@ use kubeadm_effects::fs::Fs;
 use kubeadm_effects::keygen::KeyGen;
 
 use crate::KeyPool;
-use crate::init::external_ca_check;
-use crate::init::pki::read_text;
+use crate::external_ca_check;
+use crate::pki::read_text;
 
 /// Why a renewal or an expiration check failed; upstream's words.
 #[derive(Debug, thiserror::Error)]

@@ -251,7 +251,7 @@ impl ResetNode {
             fetch_version: &kubeadm_api::version::offline,
         };
         let cfg = cluster.as_deref().and_then(|c| {
-            kubeadm_phases::reset::cluster::fetch_init_config(
+            kubeadm_phases::config_from_cluster::fetch_init_config(
                 c,
                 &fs,
                 Path::new("/etc/kubernetes/kubelet.conf"),

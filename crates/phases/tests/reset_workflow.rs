@@ -688,7 +688,7 @@ fn fetched_configuration_takes_the_node_from_the_cluster() {
         fetch_version: &kubeadm_api::version::offline,
     };
     let mut warnings = Vec::new();
-    let cfg = kubeadm_phases::reset::cluster::fetch_init_config(
+    let cfg = kubeadm_phases::config_from_cluster::fetch_init_config(
         &cluster,
         &fs,
         Path::new("/etc/kubernetes/kubelet.conf"),
@@ -721,7 +721,7 @@ fn fetched_configuration_takes_the_node_from_the_cluster() {
     assert!(fs.paths().len() == 1 && log.lock().expect("log").is_empty());
 
     // Without the ConfigMap, the error upstream wraps.
-    let err = kubeadm_phases::reset::cluster::fetch_init_config(
+    let err = kubeadm_phases::config_from_cluster::fetch_init_config(
         &FakeCluster::new(),
         &fs,
         Path::new("/etc/kubernetes/kubelet.conf"),
@@ -735,7 +735,7 @@ fn fetched_configuration_takes_the_node_from_the_cluster() {
     cluster
         .delete(&Resource::config_maps(), "kube-system", "kubelet-config", None)
         .expect("delete");
-    let err = kubeadm_phases::reset::cluster::fetch_init_config(
+    let err = kubeadm_phases::config_from_cluster::fetch_init_config(
         &cluster,
         &fs,
         Path::new("/etc/kubernetes/kubelet.conf"),

@@ -42,7 +42,7 @@ fn failed(e: impl std::fmt::Display) -> CommandError {
 }
 
 fn read_text(path: &Path) -> Option<String> {
-    kubeadm_phases::init::pki::read_text(&RealFs, path)
+    kubeadm_phases::pki::read_text(&RealFs, path)
 }
 
 /// Upstream's `getInternalCfg`: without a config file, the configuration of the cluster the
@@ -105,7 +105,7 @@ fn internal_cfg(
 fn fetch_from_cluster(
     inv: &Invocation<'_>,
     client: &kubeadm_host::cluster::KubeCluster,
-) -> Result<InitConfig, kubeadm_phases::reset::cluster::FetchConfigError> {
+) -> Result<InitConfig, kubeadm_phases::config_from_cluster::FetchConfigError> {
     let rep = reporter(inv);
     let host = host_facts::gather();
     // Defaulting fills a bootstrap token nothing here uses; it must still be a valid one.
@@ -116,7 +116,7 @@ fn fetch_from_cluster(
         fetch_version: &kubeadm_api::version::offline,
     };
     let mut warnings = Vec::new();
-    let fetched = kubeadm_phases::reset::cluster::fetch_init_config_with_components(
+    let fetched = kubeadm_phases::config_from_cluster::fetch_init_config_with_components(
         client,
         &RealFs,
         &kubeadm_core::layout::Layout::default().kubelet_conf(),

@@ -37,7 +37,7 @@ pub(crate) fn run(inv: &Invocation<'_>, filter: &[String]) -> Result<(), Command
         ));
     }
     // Beyond upstream: the keys are generated while the preflight checks run.
-    kubeadm_phases::init::certs::prefetch_keys(&mut data);
+    kubeadm_phases::certs::prefetch_keys(&mut data);
     // Printed once the run's data is ready, as upstream's `init` does.
     if filter.is_empty() {
         data.say(&format!(

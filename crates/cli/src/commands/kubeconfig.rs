@@ -56,7 +56,7 @@ pub(crate) fn user(inv: &Invocation<'_>, out: &mut Output) -> Result<(), Command
     let not_after = now + validity_nanos.div_euclid(1_000_000_000);
 
     let cert_dir = PathBuf::from(&cfg.cluster.certificates_dir);
-    let read = |name: &str| kubeadm_phases::init::pki::read_text(&RealFs, &cert_dir.join(name));
+    let read = |name: &str| kubeadm_phases::pki::read_text(&RealFs, &cert_dir.join(name));
     let ca_load_error = |what: &str, name: &str| {
         failed(format!(
             "couldn't create a kubeconfig; the CA files couldn't be loaded: failed to load {what}: couldn't load the {what} file {}",

@@ -78,7 +78,7 @@ fn context(inv: &Invocation<'_>) -> Result<ResetData, CommandError> {
         };
         let kubelet_conf = Layout::default().kubelet_conf();
         let mut warnings = Vec::new();
-        let fetched = kubeadm_phases::reset::cluster::fetch_init_config(
+        let fetched = kubeadm_phases::config_from_cluster::fetch_init_config(
             client,
             &RealFs,
             &kubelet_conf,

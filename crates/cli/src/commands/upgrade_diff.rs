@@ -17,7 +17,7 @@ use kubeadm_effects::fs::Fs;
 use kubeadm_effects::report::Reporter;
 use kubeadm_host::cluster::ClientError;
 use kubeadm_host::fs::RealFs;
-use kubeadm_phases::reset::cluster::fetch_init_config;
+use kubeadm_phases::config_from_cluster::fetch_init_config;
 use kubeadm_phases::upgrade::diff::{
     DiffError, IMAGE_REPOSITORY, LEGACY_IMAGE_REPOSITORY, check_manifest_path, manifest_diffs,
     target_version, using_external_ca,

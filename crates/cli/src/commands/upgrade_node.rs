@@ -151,7 +151,7 @@ fn control_plane_config(
         fetch_version: &kubeadm_api::version::offline,
     };
     let mut warnings = Vec::new();
-    let fetched = kubeadm_phases::reset::cluster::fetch_init_config_with_components(
+    let fetched = kubeadm_phases::config_from_cluster::fetch_init_config_with_components(
         cluster,
         fs,
         Path::new(KUBELET_CONF),

@@ -8,10 +8,10 @@ use kubeadm_effects::cluster::{Cluster, ClusterError, Resource};
 use kubeadm_workflow::PhaseError;
 use serde_json::Value;
 
+use crate::ClusterConnectError;
 use crate::InitData;
-use crate::init::ClusterConnectError;
 use crate::init::finish::{JoinCommandError, current_cluster};
-use crate::init::upload_config::{apply_rbac, resource_of};
+use crate::upload_config::{apply_rbac, resource_of};
 
 /// Why the phase failed (upstream's wrapping texts).
 #[derive(Debug, thiserror::Error)]

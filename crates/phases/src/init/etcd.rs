@@ -6,7 +6,7 @@ use kubeadm_core::manifests;
 use kubeadm_workflow::PhaseError;
 
 use crate::InitData;
-use crate::init::control_plane::write_static_pod;
+use crate::control_plane::write_static_pod;
 
 /// Why the local etcd manifest could not be created.
 #[derive(Debug, thiserror::Error)]

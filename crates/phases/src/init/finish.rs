@@ -6,10 +6,10 @@
 
 use std::path::Path;
 
+use crate::pki::public_key_pin;
 use base64::Engine as _;
 use kubeadm_core::pki::CertInfo;
 use serde_json::Value;
-use sha2::Digest as _;
 
 use crate::InitData;
 
@@ -88,13 +88,6 @@ pub fn current_cluster(
         return Err(JoinCommandError::NoCa);
     };
     Ok(CurrentCluster { server, ca_pem })
-}
-
-/// `pubkeypin.Hash`: `sha256:` and the hex SHA-256 of the certificate's SubjectPublicKeyInfo.
-pub fn public_key_pin(cert: &CertInfo) -> String {
-    let digest = sha2::Sha256::digest(&cert.spki);
-    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
-    format!("sha256:{hex}")
 }
 
 /// The pins of every certificate in a PEM bundle.

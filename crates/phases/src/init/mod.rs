@@ -1,30 +1,29 @@
 //! `kubeadm init` (upstream's `cmd/init.go` and `cmd/phases/init/`): the generated phase tree
-//! ([`tree`]), the data its phases share ([`InitData`], upstream's `newInitData`), one file per
-//! phase named after it, and [`finish`], the text `init` prints when it is done.
+//! ([`tree`]), one file per phase named after it, and [`finish`], the text `init` prints when it is
+//! done. What other workflows share with init (the data its phases work on, [`InitData`], upstream's
+//! `newInitData`; certificates, kubeconfig files, static Pods, marking the control plane, addons,
+//! uploading the configuration) lives in the crate's shared modules, as upstream's `app/phases/*`
+//! do; the phase files here bind init's phases to them.
 
 pub mod tree;
 
-pub(crate) mod addon;
+mod addon;
 mod bootstrap_token;
-pub mod certs;
-pub(crate) mod control_plane;
-mod data;
+mod certs;
+mod control_plane;
 mod etcd;
 pub mod finish;
-pub mod kubeconfig;
+mod kubeconfig;
 mod kubelet_finalize;
 mod kubelet_start;
-pub(crate) mod mark_control_plane;
-pub mod pki;
+mod mark_control_plane;
 mod preflight;
 mod upload_certs;
-pub(crate) mod upload_config;
-pub(crate) mod wait_control_plane;
+mod upload_config;
+mod wait_control_plane;
 
+pub use crate::control_plane_data::InitData;
 pub use bootstrap_token::{CreateTokensError, create_new_tokens};
-pub use certs::{ExternalCaCheck, detect_external_ca, external_ca_check};
-pub use data::{ClusterAccess, ClusterConnectError, ClusterConnector, InitData};
-pub use pki::{CertsError, KeyPool, pki_inputs};
 
 use kubeadm_workflow::Workflow;
 
@@ -34,31 +33,23 @@ pub fn workflow() -> Workflow<InitData> {
     let generated = certs::bindings()
         .into_iter()
         .chain(kubeconfig::bindings())
+        .chain(control_plane::bindings())
+        .chain(upload_config::bindings())
+        .chain(mark_control_plane::bindings())
+        .chain(addon::bindings())
         .map(|(selector, run)| wf.bind(selector, run))
         .collect::<Vec<_>>();
     let bound = [
-        wf.bind("control-plane", control_plane::run_parent),
-        wf.bind("control-plane/apiserver", control_plane::run_apiserver),
-        wf.bind(
-            "control-plane/controller-manager",
-            control_plane::run_controller_manager,
-        ),
-        wf.bind("control-plane/scheduler", control_plane::run_scheduler),
         wf.bind("etcd/local", etcd::run_local),
         wf.bind("kubelet-start", kubelet_start::run_start),
         wf.bind("preflight", preflight::run),
         wf.bind("wait-control-plane", wait_control_plane::run),
-        wf.bind("upload-config/kubeadm", upload_config::run_kubeadm),
-        wf.bind("upload-config/kubelet", upload_config::run_kubelet),
         wf.bind("upload-certs", upload_certs::run),
-        wf.bind("mark-control-plane", mark_control_plane::run),
         wf.bind("bootstrap-token", bootstrap_token::run),
         wf.bind(
             "kubelet-finalize/experimental-cert-rotation",
             kubelet_finalize::run_cert_rotation,
         ),
-        wf.bind("addon/coredns", addon::run_coredns),
-        wf.bind("addon/kube-proxy", addon::run_kube_proxy),
     ];
     debug_assert!(
         bound.iter().chain(&generated).all(|b| *b),

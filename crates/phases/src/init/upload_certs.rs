@@ -11,9 +11,9 @@ use kubeadm_core::cluster::{bootstrap_token, upload_certs};
 use kubeadm_effects::cluster::{ClusterError, Resource};
 use kubeadm_workflow::PhaseError;
 
+use crate::ClusterConnectError;
 use crate::InitData;
-use crate::init::ClusterConnectError;
-use crate::init::upload_config::apply_rbac;
+use crate::upload_config::apply_rbac;
 
 /// Why the upload failed (upstream's wrapping texts).
 #[derive(Debug, thiserror::Error)]

@@ -20,7 +20,7 @@ const DEFAULT_TIMEOUT: Duration = Duration::from_secs(240);
 pub(crate) enum WaitError {
     /// The client could not be created.
     #[error("cannot obtain client: {0}")]
-    Client(#[source] crate::init::ClusterConnectError),
+    Client(#[source] crate::ClusterConnectError),
     /// The API server never became healthy (the text upstream returns after its template).
     #[error("couldn't initialize a Kubernetes cluster")]
     Timeout,
@@ -153,32 +153,7 @@ fn diagnosis(data: &InitData, client: &dyn kubeadm_effects::cluster::Cluster) ->
         &*data.fs,
         &data.manifest_dir,
     ));
-    static_pods_diagnosis(data, &CONTROL_PLANE, more)
-}
-
-/// The kubelet, and the images and newest containers of `components`' static pods, on the host
-/// `data` sets up (also a joining control plane's etcd wait), with the `more` findings the caller
-/// made.
-pub(crate) fn static_pods_diagnosis(
-    data: &InitData,
-    components: &[&str],
-    more: Vec<crate::diagnose::Finding>,
-) -> String {
-    let mut findings = crate::diagnose::kubelet(&crate::diagnose::KubeletHost {
-        probe: &*data.host_probe,
-        runtime: &*data.runtime,
-        fs: &*data.fs,
-        kubelet_dir: &data.kubelet_dir,
-    });
-    findings.extend(crate::diagnose::missing_images(
-        &*data.runtime,
-        &*data.fs,
-        &data.manifest_dir,
-        components,
-    ));
-    findings.extend(more);
-    let containers = crate::diagnose::containers(&*data.runtime, &*data.fs, components);
-    crate::diagnose::render(&findings, &containers)
+    crate::diagnose::static_pods(data, &CONTROL_PLANE, more)
 }
 
 #[cfg(test)]

@@ -9,13 +9,13 @@ use kubeadm_core::manifests;
 use kubeadm_effects::etcd::Etcd;
 use kubeadm_workflow::PhaseError;
 
+use crate::ClusterConnectError;
 use crate::InitData;
+use crate::control_plane::write_static_pod;
 use crate::etcd_cluster::{
     AddMemberError, EtcdClientError, EtcdConnector, EtcdMember, WaitEtcdError, add_joining_member,
     client_from_cluster, client_url, peer_url, wait_for_cluster_available,
 };
-use crate::init::ClusterConnectError;
-use crate::init::control_plane::write_static_pod;
 use crate::join::JoinData;
 
 /// Upstream's `etcdHealthyCheckInterval * etcdHealthyCheckRetries`: how long the new member has to
@@ -147,11 +147,7 @@ pub(crate) fn run_etcd(data: &mut JoinData) -> Result<(), PhaseError> {
             more.extend(crate::diagnose::etcd_name_taken(&members, &name, &peer));
         }
         cp.reporter
-            .out(&crate::init::wait_control_plane::static_pods_diagnosis(
-                cp,
-                &["etcd"],
-                more,
-            ));
+            .out(&crate::diagnose::static_pods(cp, &["etcd"], more));
         JoinEtcdError::Wait {
             manifest: cp.manifest_dir.join("etcd.yaml").display().to_string(),
             source,
@@ -223,6 +219,6 @@ pub(crate) fn run_mark_control_plane(data: &mut JoinData) -> Result<(), PhaseErr
         ));
         return Ok(());
     }
-    crate::init::mark_control_plane::run(cp)
+    crate::mark_control_plane::run(cp)
         .map_err(|e| -> PhaseError { format!("error applying control-plane label and taints: {e}").into() })
 }

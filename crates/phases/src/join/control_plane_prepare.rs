@@ -11,10 +11,10 @@ use kubeadm_core::cluster::upload_certs::{
 use kubeadm_effects::cluster::{ClusterError, Resource};
 use kubeadm_workflow::PhaseError;
 
-use crate::init::{certs, control_plane, kubeconfig};
 use crate::join::cluster_config::ensure_init_cfg;
 use crate::join::discovery::kubeconfig as kc;
 use crate::join::{ClientSource, JoinData};
+use crate::{certs, control_plane, kubeconfig};
 
 /// What re-uploading the certificates takes, for the errors that need it.
 const REUPLOAD_HINT: &str = "the certificates are uploaded again, with a new key, by running \

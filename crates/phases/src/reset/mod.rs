@@ -1,12 +1,11 @@
 //! `kubeadm reset` (upstream's `cmd/reset.go` and `cmd/phases/reset/`): the generated phase tree
 //! ([`tree`]), the data its phases share ([`ResetData`], upstream's `newResetData`), one file per
-//! phase, [`cluster`] (what reset asks the cluster: its configuration, the etcd member to remove)
-//! and [`finish`] (what `kubeadm reset` does after its phases).
+//! phase, and [`finish`] (what `kubeadm reset` does after its phases). What reset reads of the
+//! cluster's configuration is in [`crate::config_from_cluster`].
 
 pub mod tree;
 
 mod cleanup_node;
-pub mod cluster;
 mod data;
 pub mod finish;
 mod preflight;

@@ -1,12 +1,17 @@
 //! The `remove-etcd-member` phase of `kubeadm reset`: the local etcd's data directory, and this
-//! node's member removed from the etcd cluster.
+//! node's member removed from the etcd cluster (upstream's `RemoveStackedEtcdMemberFromCluster` with
+//! `etcdutil.NewFromCluster`; choosing the member to remove is a plain function tested on its own,
+//! the etcd calls go through the `Etcd` trait).
 
 use std::path::{Path, PathBuf};
 
 use kubeadm_api::internal::InitConfig;
+use kubeadm_api::v1beta3::ApiEndpoint;
+use kubeadm_effects::etcd::{EtcdError, Member};
 use kubeadm_workflow::PhaseError;
 use serde_json::Value;
 
+use crate::etcd_cluster::{EtcdClientError, client_from_cluster, client_url, peer_url};
 use crate::reset::ResetData;
 
 /// Why the etcd data directory is unknown (upstream then assumes an external etcd).
@@ -90,7 +95,7 @@ pub(crate) fn run_remove_etcd_member(data: &mut ResetData) -> Result<(), PhaseEr
             if data.cfg.is_some() {
                 if data.dry_run {
                     data.say("[reset] Would remove the etcd member on this node from the etcd cluster");
-                } else if let Err(e) = crate::reset::cluster::remove_stacked_etcd_member(data) {
+                } else if let Err(e) = remove_stacked_etcd_member(data) {
                     data.reporter.warn(
                         "removeetcdmember.go",
                         &format!(
@@ -108,4 +113,139 @@ pub(crate) fn run_remove_etcd_member(data: &mut ResetData) -> Result<(), PhaseEr
         }
     }
     Ok(())
+}
+
+/// Why the etcd member could not be removed.
+#[derive(Debug, thiserror::Error)]
+pub enum RemoveMemberError {
+    /// No API client (the configuration came from somewhere else).
+    #[error("no client to reach the cluster")]
+    NoClient,
+    /// No etcd client.
+    #[error(transparent)]
+    Client(#[from] EtcdClientError),
+    /// An etcd call failed.
+    #[error(transparent)]
+    Etcd(#[from] EtcdError),
+}
+
+/// What to do with this node's member, given the members and the client's endpoints (the pure
+/// part of upstream's `RemoveStackedEtcdMemberFromCluster`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MemberAction {
+    /// It is the only member and the client reaches it through this node's URL: leave it.
+    KeepLastMember,
+    /// No member has this node's peer URL: it was removed already.
+    AlreadyGone,
+    /// Remove the member with this id.
+    Remove(u64),
+}
+
+/// Decides what to do with the member of the node advertising `endpoint`.
+pub fn member_action(
+    members: &[Member],
+    client_endpoints: &[String],
+    endpoint: &ApiEndpoint,
+) -> MemberAction {
+    if members.len() == 1 && client_endpoints.contains(&client_url(endpoint)) {
+        return MemberAction::KeepLastMember;
+    }
+    let peer_url = peer_url(endpoint);
+    members
+        .iter()
+        .find(|m| m.peer_urls.first() == Some(&peer_url))
+        .map_or(MemberAction::AlreadyGone, |m| MemberAction::Remove(m.id))
+}
+
+/// Upstream's `RemoveStackedEtcdMemberFromCluster`.
+pub(crate) fn remove_stacked_etcd_member(data: &ResetData) -> Result<(), RemoveMemberError> {
+    let (Some(cfg), Some(cluster)) = (data.cfg.as_ref(), data.cluster.as_deref()) else {
+        return Err(RemoveMemberError::NoClient);
+    };
+    let log = |line: &str| data.reporter.info(1, "etcd.go", line);
+    let dir = Path::new(&cfg.cluster.certificates_dir);
+    let etcd = client_from_cluster(cluster, dir, &data.etcd, &log)?;
+    let members = etcd.list_members()?;
+    match member_action(&members, &etcd.endpoints(), &cfg.init.local_api_endpoint) {
+        MemberAction::KeepLastMember => {
+            data.reporter.info(
+                1,
+                "local.go",
+                "[etcd] This is the only remaining etcd member in the etcd cluster, skip removing it",
+            );
+            Ok(())
+        }
+        MemberAction::AlreadyGone => Ok(()),
+        MemberAction::Remove(id) => {
+            let left = etcd.remove_member(id)?;
+            let names: Vec<&str> = left.iter().map(|m| m.name.as_str()).collect();
+            data.reporter.info(
+                1,
+                "local.go",
+                &format!("[etcd] Updated etcd member list: {names:?}"),
+            );
+            Ok(())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn member(id: u64, ip: &str) -> Member {
+        Member {
+            id,
+            name: format!("node-{id}"),
+            peer_urls: vec![format!("https://{ip}:2380")],
+            client_urls: vec![format!("https://{ip}:2379")],
+        }
+    }
+
+    fn endpoint(ip: &str) -> ApiEndpoint {
+        ApiEndpoint {
+            advertise_address: ip.into(),
+            bind_port: 6443,
+        }
+    }
+
+    #[test]
+    fn the_last_member_is_kept_only_when_reached_through_this_node() {
+        let members = [member(7, "10.0.0.1")];
+        let here = vec!["https://10.0.0.1:2379".to_string()];
+        assert_eq!(
+            member_action(&members, &here, &endpoint("10.0.0.1")),
+            MemberAction::KeepLastMember
+        );
+        // One member, but the client reaches another address: upstream goes on and removes by peer URL.
+        let elsewhere = vec!["https://10.0.0.9:2379".to_string()];
+        assert_eq!(
+            member_action(&members, &elsewhere, &endpoint("10.0.0.1")),
+            MemberAction::Remove(7)
+        );
+    }
+
+    #[test]
+    fn a_member_among_several_is_removed_by_its_peer_url() {
+        let members = [member(1, "10.0.0.1"), member(2, "10.0.0.2"), member(3, "fd00::3")];
+        let eps: Vec<String> = members.iter().map(|m| m.client_urls[0].clone()).collect();
+        assert_eq!(
+            member_action(&members, &eps, &endpoint("10.0.0.2")),
+            MemberAction::Remove(2)
+        );
+        assert_eq!(
+            member_action(&members, &eps, &endpoint("10.0.0.4")),
+            MemberAction::AlreadyGone
+        );
+        // IPv6 peer URLs are bracketed, as Go's JoinHostPort writes them.
+        let v6 = [member(1, "10.0.0.1"), {
+            let mut m = member(3, "x");
+            m.peer_urls = vec!["https://[fd00::3]:2380".into()];
+            m
+        }];
+        assert_eq!(
+            member_action(&v6, &eps, &endpoint("fd00::3")),
+            MemberAction::Remove(3)
+        );
+    }
 }

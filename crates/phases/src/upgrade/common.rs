@@ -13,9 +13,9 @@ use kubeadm_effects::fs::Fs;
 use kubeadm_effects::host_probe::HostProbe;
 use kubeadm_effects::report::Reporter;
 
+use crate::config_from_cluster::{FetchConfigError, fetch_init_config};
 use crate::log_config_warnings;
 use crate::preflight::{IgnoreSet, collect_findings};
-use crate::reset::cluster::{FetchConfigError, fetch_init_config};
 use crate::upgrade::UpgradeError;
 use crate::upgrade::versions::dns_version;
 
@@ -113,7 +113,7 @@ pub fn load_config(
     printer.print("[upgrade/config] FYI: You can look at this config file with 'kubectl -n kube-system get cm kubeadm-config -o yaml'\n");
     let mut warnings = Vec::new();
     let fetched = if with_components {
-        crate::reset::cluster::fetch_init_config_with_components(
+        crate::config_from_cluster::fetch_init_config_with_components(
             cluster,
             fs,
             kubelet_conf,

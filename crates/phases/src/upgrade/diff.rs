@@ -11,7 +11,7 @@ use kubeadm_effects::fs::Fs;
 use kubeadm_effects::host_probe::{HostProbe, PathKind};
 use kubeadm_effects::report::Reporter;
 
-use crate::reset::cluster::FetchConfigError;
+use crate::config_from_cluster::FetchConfigError;
 
 /// What go-difflib's `+++` header names the rendered manifest.
 const NEW_MANIFEST_LABEL: &str = "new manifest";

@@ -16,8 +16,8 @@ use kubeadm_effects::fs::Fs;
 use kubeadm_effects::report::Reporter;
 use serde_json::Value;
 
-use crate::init::addon::{ensure_coredns, ensure_kube_proxy};
-use crate::init::upload_config::{apply_rbac, resource_of};
+use crate::addons::{ensure_coredns, ensure_kube_proxy};
+use crate::upload_config::{apply_rbac, resource_of};
 
 /// The legacy taint 1.25 removes, as Go's `Taint.String()` prints it.
 const OLD_TAINT_KEY: &str = "node-role.kubernetes.io/master";

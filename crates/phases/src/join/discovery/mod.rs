@@ -33,9 +33,9 @@ use kubeadm_core::pki::CertInfo;
 use kubeadm_effects::cluster::{Cluster, ClusterError, Resource};
 use serde_json::{Value, json};
 
-use crate::init::finish::public_key_pin;
 use crate::join::discovery::kubeconfig as kc;
 use crate::join::{ClientSource, JoinData};
+use crate::pki::public_key_pin;
 
 /// `kubeadmapiv1.DefaultClusterName`.
 pub const DEFAULT_CLUSTER_NAME: &str = "kubernetes";

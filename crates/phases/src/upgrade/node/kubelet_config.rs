@@ -10,7 +10,7 @@ use kubeadm_effects::cluster::{ClusterError, Resource};
 use kubeadm_workflow::PhaseError;
 use serde_json::Value;
 
-use crate::reset::cluster::node_name_from_kubelet_conf;
+use crate::config_from_cluster::node_name_from_kubelet_conf;
 use crate::upgrade::node::NodeData;
 
 /// The annotation that holds a node's CRI socket.

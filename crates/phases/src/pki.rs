@@ -1,4 +1,5 @@
-//! What the `certs` and `kubeconfig` phases of `kubeadm init` share: where certificates and keys
+//! What the certificates and kubeconfig files of a node share (and `upgrade`'s renewal, and the
+//! discovery's CA pins): where certificates and keys
 //! go and with which modes, reading them back (the CAs, as upstream's
 //! `LoadCertificateAuthority`), the inputs of the certificate table, and the pool of keys generated
 //! ahead of time (RSA generation dominates the run, so the `certs` parent phase asks the
@@ -342,4 +343,11 @@ pub(crate) fn load_ca(data: &mut InitData, ca: CertId) -> Result<(CertInfo, Priv
         return Err(fail(format!("{base} certificate is not a certificate authority")));
     }
     Ok((cert, private))
+}
+
+/// `pubkeypin.Hash`: `sha256:` and the hex SHA-256 of the certificate's SubjectPublicKeyInfo.
+pub fn public_key_pin(cert: &kubeadm_core::pki::CertInfo) -> String {
+    let digest = <sha2::Sha256 as sha2::Digest>::digest(&cert.spki);
+    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    format!("sha256:{hex}")
 }

@@ -1,5 +1,7 @@
-//! The typed context `kubeadm init` phases share: the configuration, where things go, and the
-//! effects they act through (real or dry-run, chosen by the caller).
+//! The typed context of the phases that build a control-plane node: `kubeadm init`'s, and `join
+//! --control-plane`'s control-plane phases (which build one from the cluster's configuration): the
+//! configuration, where things go, and the effects they act through (real or dry-run, chosen by the
+//! caller).
 
 use std::path::PathBuf;
 
@@ -13,7 +15,7 @@ use kubeadm_effects::init_system::InitSystem;
 use kubeadm_effects::keygen::KeyGen;
 use kubeadm_effects::report::Reporter;
 
-use crate::init::pki::KeyPool;
+use crate::pki::KeyPool;
 
 /// What the init phases work from.
 pub struct InitData {
