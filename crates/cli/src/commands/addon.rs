@@ -5,8 +5,8 @@ use kubeadm_core::addons::{self, Addon};
 use kubeadm_effects::report::Reporter;
 
 use crate::cobra::execute::Invocation;
-use crate::commands::init_options;
 use crate::error::{CommandError, Output};
+use crate::options::init_options;
 use crate::setup::reporter;
 
 /// Whether this phase invocation is an addon phase asked to print its manifests.

@@ -29,10 +29,10 @@ use kubeadm_phases::renewal::{
 use kubeadm_phases::{KeyPool, pki_inputs};
 
 use crate::cobra::execute::Invocation;
-use crate::commands::config_load::{go_json_indent, load_or_default_init, log_warnings};
-use crate::commands::sorted_json;
 use crate::error::{CommandError, Output};
+use crate::options::config_load::{go_json_indent, load_or_default_init, log_warnings};
 use crate::printers::Printer;
+use crate::printers::sorted_json;
 use crate::setup::host_facts;
 use crate::setup::reporter;
 use crate::setup::unix_now;

@@ -13,11 +13,11 @@ use kubeadm_effects::report::Reporter;
 use kubeadm_host::fs::RealFs;
 
 use crate::cobra::execute::Invocation;
-use crate::commands::config_load::{
+use crate::error::{CommandError, Output};
+use crate::options::config_load::{
     config_error, config_text, go_json_indent, image_settings, load_or_default_init,
     load_or_default_init_with, log_warnings, new_token,
 };
-use crate::error::{CommandError, Output};
 use crate::printers::Printer;
 use crate::setup::{host_facts, reporter};
 

@@ -3,15 +3,15 @@
 
 use std::path::PathBuf;
 
-use kubeadm_core::layout::Layout;
 use kubeadm_effects::cluster::{Cluster, DryRunCluster, Resource};
 use kubeadm_phases::InitData;
 
 use crate::cobra::execute::Invocation;
-use crate::commands::init_options::{self, InitOptions};
-use crate::commands::patches::lazy_patches;
 use crate::error::CommandError;
-use crate::setup::{self, manifest_host_facts, reporter, unix_now};
+use crate::options::init_options::{self, InitOptions};
+use crate::options::patches::lazy_patches;
+use crate::setup::workflow_data::init_data;
+use crate::setup::{self, reporter};
 
 /// Runs the init workflow: all of it (`filter` empty) or the phase `filter` names.
 pub(crate) fn run(inv: &Invocation<'_>, filter: &[String]) -> Result<(), CommandError> {
@@ -99,59 +99,12 @@ fn context(inv: &Invocation<'_>, opts: InitOptions) -> Result<InitData, CommandE
         patches,
         PathBuf::from(&opts.kubeconfig_dir),
         cluster,
-    )
-    .map_err(CommandError::Failed)?;
+    );
     Ok(InitData {
         ignore_preflight_errors: opts.ignore_preflight_errors,
         upload_certs: opts.upload_certs,
         skip_token_print: opts.skip_token_print,
         skip_certificate_key_print: opts.skip_certificate_key_print,
         ..base
-    })
-}
-
-/// The init context with the real (or dry-run) effects and `init`'s flags at their defaults: what
-/// `init` completes from its flags, and what a joining control plane runs `init`'s phases with.
-pub(crate) fn init_data(
-    cfg: kubeadm_api::internal::InitConfig,
-    dry_run: bool,
-    fs: Box<dyn kubeadm_effects::fs::Fs>,
-    rep: kubeadm_host::report::TerminalReporter,
-    patches: Option<kubeadm_phases::patches::Patches>,
-    kubeconfig_dir: PathBuf,
-    cluster: kubeadm_phases::ClusterAccess,
-) -> Result<InitData, String> {
-    let layout = Layout::default();
-    let cert_dir = PathBuf::from(&cfg.cluster.certificates_dir);
-    // The CA certificate without its key: the user manages the CA.
-    let manifest_facts =
-        manifest_host_facts(fs.exists(&cert_dir.join("ca.crt")) && !fs.exists(&cert_dir.join("ca.key")));
-    let runtime = setup::runtime(&cfg.init.node_registration.cri_socket);
-    Ok(InitData {
-        dry_run,
-        ignore_preflight_errors: Default::default(),
-        upload_certs: false,
-        skip_token_print: false,
-        skip_certificate_key_print: false,
-        manifest_dir: layout.manifests_dir(),
-        kubelet_dir: layout.kubelet_dir(),
-        hostname: setup::hostname(),
-        init_system: setup::init_system(dry_run),
-        host_probe: setup::host_probe(),
-        runtime,
-        kubeconfig_dir,
-        patches,
-        manifest_facts,
-        fs,
-        reporter: Box::new(rep),
-        keygen: std::sync::Arc::from(setup::keygen()),
-        keys: kubeadm_phases::KeyPool::default(),
-        now: unix_now(),
-        random: rand::random::<u64>,
-        planned: Default::default(),
-        external_ca: false,
-        period_checked: Default::default(),
-        cluster,
-        cfg,
     })
 }

@@ -24,9 +24,9 @@ use kubeadm_phases::join::kubelet_start::{TLS_BOOTSTRAP_TIMEOUT, TLS_BOOTSTRAP_T
 use kubeadm_phases::{ClientSource, InitData, JoinData};
 
 use crate::cobra::execute::Invocation;
-use crate::commands::config_load::{config_error, log_warnings, read_config};
-use crate::commands::mixed_args;
 use crate::error::CommandError;
+use crate::options::config_load::{config_error, log_warnings, read_config};
+use crate::options::mixed_args;
 use crate::setup::reporter;
 use crate::setup::{self, host_facts};
 
@@ -221,7 +221,7 @@ fn load(inv: &Invocation<'_>, rep: &dyn Reporter) -> Result<JoinConfig, CommandE
         cfg.join.node_registration.cri_socket = external.node_registration.cri_socket;
     }
     if let Some(cp) = &cfg.join.control_plane {
-        crate::commands::init_options::verify_bind_address(&cp.local_api_endpoint.advertise_address)?;
+        crate::options::init_options::verify_bind_address(&cp.local_api_endpoint.advertise_address)?;
     }
     Ok(cfg)
 }
@@ -241,8 +241,8 @@ fn connect(source: &ClientSource<'_>) -> Result<Box<dyn Cluster>, String> {
 
 fn context(inv: &Invocation<'_>, cfg: JoinConfig) -> Result<JoinData, CommandError> {
     let patches_dir =
-        crate::commands::patches::patches_dir(inv.flags.string("patches"), cfg.join.patches.as_ref());
-    let patches = (!patches_dir.is_empty()).then(|| crate::commands::patches::lazy_patches(&patches_dir));
+        crate::options::patches::patches_dir(inv.flags.string("patches"), cfg.join.patches.as_ref());
+    let patches = (!patches_dir.is_empty()).then(|| crate::options::patches::lazy_patches(&patches_dir));
     let rep = reporter(inv);
     let ignore = cfg
         .join
@@ -260,7 +260,7 @@ fn context(inv: &Invocation<'_>, cfg: JoinConfig) -> Result<JoinData, CommandErr
             "join.go",
             &format!("[preflight] found {ADMIN_CONF}. Use it for skipping discovery"),
         );
-        let text = crate::commands::config_load::read_config(ADMIN_CONF)?;
+        let text = crate::options::config_load::read_config(ADMIN_CONF)?;
         let doc = kubeadm_yaml::parse_documents(&text)
             .ok()
             .and_then(|d| d.into_iter().next())
@@ -319,7 +319,7 @@ fn control_plane_context(
         let cert_dir = PathBuf::from(&cfg.cluster.certificates_dir);
         let external_ca = fs.exists(&cert_dir.join("ca.crt")) && !fs.exists(&cert_dir.join("ca.key"));
         let cluster = setup::cluster_access(PathBuf::from(ADMIN_CONF));
-        let base = crate::commands::init::init_data(
+        let base = crate::setup::workflow_data::init_data(
             cfg,
             dry_run,
             fs,
@@ -327,7 +327,7 @@ fn control_plane_context(
             patches.clone(),
             Layout::default().kubernetes_dir(),
             cluster,
-        )?;
+        );
         Ok(InitData {
             skip_token_print: true,
             skip_certificate_key_print: true,

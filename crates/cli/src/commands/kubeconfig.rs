@@ -16,8 +16,8 @@ use kubeadm_host::keygen::AwsLcKeyGen;
 use kubeadm_phases::pki_inputs;
 
 use crate::cobra::execute::Invocation;
-use crate::commands::config_load::{load_or_default_init, log_warnings};
 use crate::error::{CommandError, Output};
+use crate::options::config_load::{load_or_default_init, log_warnings};
 use crate::setup::host_facts;
 use crate::setup::reporter;
 use crate::setup::unix_now;

@@ -1,9 +1,10 @@
 //! The command handlers, one small file per command (`kubeadm upgrade plan` in `upgrade_plan.rs`),
 //! and the dispatch table that maps a command path to its handler. A handler parses its flags,
 //! builds the workflow's data (the configuration, and the effects from `crate::setup`), runs it and
-//! reports; the work itself is in `kubeadm-phases`. What several handlers share has a module of its
-//! own (`config_load`, `patches`, `init_options`, `mixed_args`, `sorted_json`), so that no handler imports another
-//! and no module imports this table (`.ci/modcycles.py` checks it).
+//! reports; the work itself is in `kubeadm-phases`. This directory holds handlers only: what several
+//! handlers share lives outside it (flag and configuration loading in `crate::options`, the
+//! workflows' data and clients in `crate::setup`, printer helpers in `crate::printers`), so that no
+//! handler imports another and no module imports this table (`.ci/modcycles.py` checks it).
 //!
 //! # Adding a handler
 //!
@@ -18,23 +19,18 @@
 //! Commands without a handler print `kubeadm: "<path>" is not implemented yet in kubeadm-rs`
 //! and exit 1; phase commands of a workflow run the workflow filtered to their phase.
 
-use crate::cobra::command::{Action, Tree, WorkflowKind};
+use crate::cobra::command::{Action, Tree};
 use crate::cobra::execute::Invocation;
 use crate::error::{CommandError, Output};
+use crate::phase_commands::{WorkflowKind, workflow_of};
 
 mod addon;
 mod certs;
 mod config;
-pub(crate) mod config_load;
 mod init;
-pub(crate) mod init_options;
 mod join;
 mod kubeconfig;
-pub(crate) mod mixed_args;
-mod patches;
 mod reset;
-mod secrets;
-pub(crate) mod sorted_json;
 mod token;
 mod upgrade_apply;
 mod upgrade_diff;
@@ -89,8 +85,8 @@ const HANDLERS: &[(&str, Handler)] = &[
 /// Runs the handler of an invocation.
 pub(crate) fn dispatch(tree: &Tree, inv: &Invocation<'_>, out: &mut Output) -> Result<(), CommandError> {
     crate::setup::enter_rootfs(&inv.flags.string("rootfs"))?;
-    if let Action::Phase { workflow, .. } = &inv.command.action {
-        return run_phase(tree, inv, *workflow, out);
+    if let (Action::Phase { .. }, Some(workflow)) = (&inv.command.action, workflow_of(inv.command)) {
+        return run_phase(tree, inv, workflow, out);
     }
     match HANDLERS.iter().find(|(path, _)| *path == inv.command.path) {
         Some((_, handler)) => handler(inv, out),
@@ -110,13 +106,13 @@ fn run_version(inv: &Invocation<'_>, out: &mut Output) -> Result<(), CommandErro
 }
 
 fn run_token_generate(_: &Invocation<'_>, out: &mut Output) -> Result<(), CommandError> {
-    out.push_str(&secrets::bootstrap_token());
+    out.push_str(&crate::setup::secrets::bootstrap_token());
     out.push('\n');
     Ok(())
 }
 
 fn run_certificate_key(_: &Invocation<'_>, out: &mut Output) -> Result<(), CommandError> {
-    out.push_str(&secrets::certificate_key());
+    out.push_str(&crate::setup::secrets::certificate_key());
     out.push('\n');
     Ok(())
 }
@@ -186,13 +182,12 @@ fn run_phase(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cobra::command_tree::{GLOBAL_FLAGS, ROOT};
 
     /// Every handler is bound to a command that exists: a misspelt path would leave the command
     /// saying "not implemented" while its handler sits unused.
     #[test]
     fn every_handler_names_a_command_of_the_tree() {
-        let tree = Tree::build(&ROOT, GLOBAL_FLAGS);
+        let tree = crate::phase_commands::kubeadm_tree();
         for (path, _) in HANDLERS {
             let found = tree.chain(path).last().map(|c| c.path.clone());
             assert_eq!(found.as_deref(), Some(*path), "no command {path:?} in the tree");

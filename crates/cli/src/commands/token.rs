@@ -18,11 +18,11 @@ use kubeadm_host::fs::RealFs;
 use kubeadm_phases::init::finish::{JoinInputs, ca_pins, current_cluster, join_command};
 
 use crate::cobra::execute::Invocation;
-use crate::commands::config_load::{defaulted_init, go_json_indent, load_or_default_init, log_warnings};
-use crate::commands::mixed_args;
-use crate::commands::sorted_json;
 use crate::error::{CommandError, Output};
+use crate::options::config_load::{defaulted_init, go_json_indent, load_or_default_init, log_warnings};
+use crate::options::mixed_args;
 use crate::printers::Printer;
+use crate::printers::sorted_json;
 use crate::setup::host_facts;
 use crate::setup::reporter;
 

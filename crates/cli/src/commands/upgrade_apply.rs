@@ -37,12 +37,11 @@ pub(crate) fn run(inv: &Invocation<'_>, _: &mut Output) -> Result<(), CommandErr
 
     // enforceRequirements
     let kubeconfig = f.string("kubeconfig");
-    let cluster =
-        crate::commands::upgrade_node::client(inv, Path::new(&kubeconfig), dry_run).map_err(|e| {
-            CommandError::Failed(format!(
-                "couldn't create a Kubernetes client from file {kubeconfig:?}: {e}"
-            ))
-        })?;
+    let cluster = crate::setup::workflow_data::client(inv, Path::new(&kubeconfig), dry_run).map_err(|e| {
+        CommandError::Failed(format!(
+            "couldn't create a Kubernetes client from file {kubeconfig:?}: {e}"
+        ))
+    })?;
     let cluster: &dyn Cluster = &*cluster;
     let fs = crate::setup::fs(dry_run);
     let host_probe = crate::setup::host_probe();
@@ -69,7 +68,7 @@ pub(crate) fn run(inv: &Invocation<'_>, _: &mut Output) -> Result<(), CommandErr
             Ok(Box::new(move || client.server_version()) as ServerVersion<'_>)
         }),
         manifest_facts: &crate::setup::manifest_host_facts,
-        read_patches: &|dir| crate::commands::patches::read_patch_dir(&*fs, dir),
+        read_patches: &|dir| crate::options::patches::read_patch_dir(&*fs, dir),
         manifest_timeout: crate::setup::env_var(UPGRADE_MANIFEST_TIMEOUT_ENV),
         kubernetes_dir: PathBuf::from(KUBERNETES_DIR),
         kubelet_conf: PathBuf::from(KUBELET_CONF),

@@ -27,8 +27,8 @@ use kubeadm_phases::upgrade::plan::print_upgrade;
 use kubeadm_phases::upgrade::versions::ClusterVersions;
 
 use crate::cobra::execute::Invocation;
-use crate::commands::config_load::image_settings;
 use crate::error::{CommandError, Output};
+use crate::options::config_load::image_settings;
 use crate::setup::{host_facts, reporter};
 
 /// `kubeadm upgrade plan`.

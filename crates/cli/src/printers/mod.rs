@@ -9,6 +9,7 @@
 pub(crate) mod gofmt;
 pub(crate) mod gotemplate;
 pub(crate) mod jsonpath;
+pub(crate) mod sorted_json;
 
 use kubeadm_effects::fs::Fs;
 use serde_json::Value;

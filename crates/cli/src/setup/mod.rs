@@ -6,6 +6,8 @@
 #![allow(clippy::disallowed_methods)]
 
 pub(crate) mod host_facts;
+pub(crate) mod secrets;
+pub(crate) mod workflow_data;
 
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};

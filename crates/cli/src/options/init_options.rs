@@ -12,9 +12,9 @@ use kubeadm_api::validation::validate_ignore_preflight_errors;
 use kubeadm_core::layout::{ADMIN_CONF, KUBERNETES_DIR};
 
 use crate::cobra::execute::Invocation;
-use crate::commands::config_load::{load_or_default_init, log_warnings};
-use crate::commands::mixed_args;
 use crate::error::CommandError;
+use crate::options::config_load::{load_or_default_init, log_warnings};
+use crate::options::mixed_args;
 use crate::setup::host_facts;
 use crate::setup::reporter;
 
@@ -107,7 +107,7 @@ pub(crate) fn load(inv: &Invocation<'_>) -> Result<InitOptions, CommandError> {
     let host = host_facts::gather();
     let config_path = f.string("config");
     let mut cfg = if config_path.is_empty() {
-        crate::commands::config_load::defaulted_init(&host, init.clone(), cluster)?
+        crate::options::config_load::defaulted_init(&host, init.clone(), cluster)?
     } else {
         load_or_default_init(&host, &config_path, ClusterConfiguration::default(), "")?
     };
@@ -125,7 +125,7 @@ pub(crate) fn load(inv: &Invocation<'_>) -> Result<InitOptions, CommandError> {
     }
     verify_bind_address(&cfg.init.local_api_endpoint.advertise_address)?;
 
-    let patches_dir = crate::commands::patches::patches_dir(f.string("patches"), cfg.init.patches.as_ref());
+    let patches_dir = crate::options::patches::patches_dir(f.string("patches"), cfg.init.patches.as_ref());
     Ok(InitOptions {
         dry_run: f.bool("dry-run"),
         ignore_preflight_errors: ignore,
