@@ -84,14 +84,14 @@ pub fn run(args: &[String]) -> ExitCode {
             }
             let mut out = String::new();
             let result = if inv.command.path == "kubeadm completion" {
-                completion::run(&tree, &inv.args, &mut out)
+                completion::run(&tree, &inv.args, &mut out).map_err(error::CommandError::from)
             } else {
                 commands::dispatch(&tree, &inv, &mut out)
             };
             write_stdout(&out);
             match result {
                 Ok(()) => ExitCode::SUCCESS,
-                Err(e @ error::CommandError::NotImplemented(_)) => {
+                Err(e @ error::CommandError::NotImplemented { .. }) => {
                     write_stderr(&format!("{e}\n"));
                     ExitCode::from(e.exit_code())
                 }

@@ -25,8 +25,7 @@ pub(crate) fn print(selector: &str, inv: &Invocation<'_>, out: &mut Output) -> R
         _ => &[Addon::CoreDns, Addon::KubeProxy],
     };
     for addon in which {
-        let printed =
-            addons::print_manifest(*addon, &opts.cfg).map_err(|e| CommandError::Failed(e.to_string()))?;
+        let printed = addons::print_manifest(*addon, &opts.cfg)?;
         for w in &printed.warnings {
             rep.warn("addons.rs", w);
         }

@@ -7,7 +7,7 @@ use kubeadm_effects::cluster::{Cluster, DryRunCluster, Resource};
 use kubeadm_phases::InitData;
 
 use crate::cobra::execute::Invocation;
-use crate::error::CommandError;
+use crate::error::{CommandError, InitError};
 use crate::options::init_options::{self, InitOptions};
 use crate::options::patches::lazy_patches;
 use crate::setup::workflow_data::init_data;
@@ -29,12 +29,10 @@ pub(crate) fn run(inv: &Invocation<'_>, filter: &[String]) -> Result<(), Command
         .into_iter()
         .filter_map(|(selector, selected)| selected.then_some(selector))
         .collect();
-    kubeadm_phases::detect_external_ca(&mut data).map_err(|e| CommandError::Failed(e.to_string()))?;
+    kubeadm_phases::detect_external_ca(&mut data).map_err(InitError::ExternalCa)?;
     // Upstream's `newInitData`: the CA keys to upload are not there.
     if data.upload_certs && data.external_ca {
-        return Err(CommandError::Failed(
-            "can't use upload-certs with an external CA or an external front-proxy CA".into(),
-        ));
+        return Err(InitError::UploadCertsWithExternalCa.into());
     }
     // Beyond upstream: the keys are generated while the preflight checks run.
     kubeadm_phases::init::certs::prefetch_keys(&mut data);
@@ -45,12 +43,11 @@ pub(crate) fn run(inv: &Invocation<'_>, filter: &[String]) -> Result<(), Command
             data.cfg.cluster.kubernetes_version
         ));
     }
-    // A failed preflight check exits 2 (see `CommandError::from`).
+    // A failed preflight check exits 2 (see `CommandError::exit_code`).
     workflow.run(&mut data, filter, &skip)?;
     if filter.is_empty() {
         // Upstream's `showJoinCommand`, after every phase ran.
-        kubeadm_phases::init::finish::show(&data)
-            .map_err(|e| CommandError::Failed(format!("failed to print join command: {e}")))?;
+        kubeadm_phases::init::finish::show(&data).map_err(InitError::PrintJoinCommand)?;
     }
     Ok(())
 }

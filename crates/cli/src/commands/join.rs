@@ -24,7 +24,7 @@ use kubeadm_phases::join::kubelet_start::{TLS_BOOTSTRAP_TIMEOUT, TLS_BOOTSTRAP_T
 use kubeadm_phases::{ClientSource, InitData, JoinData};
 
 use crate::cobra::execute::Invocation;
-use crate::error::CommandError;
+use crate::error::{BadInput, CommandError, JoinError};
 use crate::options::config_load::{config_error, log_warnings, read_config};
 use crate::options::mixed_args;
 use crate::setup::reporter;
@@ -69,7 +69,7 @@ Run 'kubectl get nodes' to see this node join the cluster.
 
 /// Runs the join workflow: all of it (`filter` empty) or the phase `filter` names.
 pub(crate) fn run(inv: &Invocation<'_>, filter: &[String]) -> Result<(), CommandError> {
-    mixed_args::validate(&inv.flags).map_err(|e| CommandError::Validation(e.to_string()))?;
+    mixed_args::validate(&inv.flags).map_err(BadInput::from)?;
     let rep = reporter(inv);
     let cfg = load(inv, &rep)?;
     let mut skip = inv.flags.strings("skip-phases");
@@ -78,7 +78,7 @@ pub(crate) fn run(inv: &Invocation<'_>, filter: &[String]) -> Result<(), Command
     }
     let workflow = kubeadm_phases::join::workflow();
     let mut data = context(inv, cfg)?;
-    // A failed preflight check exits 2 (see `CommandError::from`).
+    // A failed preflight check exits 2 (see `CommandError::exit_code`).
     workflow.run(&mut data, filter, &skip)?;
     if filter.is_empty() {
         if data.cfg.control_plane.is_some() {
@@ -182,9 +182,7 @@ fn load(inv: &Invocation<'_>, rep: &dyn Reporter) -> Result<JoinConfig, CommandE
     // A phase without discovery flags (`control-plane-join …`) discovers from admin.conf.
     if f.spec("discovery-file").is_none() {
         if !crate::setup::stat_ok(Path::new(ADMIN_CONF)) {
-            return Err(CommandError::Failed(format!(
-                "File {ADMIN_CONF} does not exists. Please use 'kubeadm join phase control-plane-prepare' subcommands to generate it."
-            )));
+            return Err(JoinError::NoAdminConf.into());
         }
         rep.info(
             1,
@@ -212,7 +210,7 @@ fn load(inv: &Invocation<'_>, rep: &dyn Reporter) -> Result<JoinConfig, CommandE
         &f.strings("ignore-preflight-errors"),
         &cfg.join.node_registration.ignore_preflight_errors,
     )
-    .map_err(|e| CommandError::Validation(e.to_string()))?;
+    .map_err(BadInput::from)?;
     cfg.join.node_registration.ignore_preflight_errors = ignore.into_iter().collect();
     if !external.node_registration.name.is_empty() {
         cfg.join.node_registration.name = external.node_registration.name;
@@ -265,9 +263,7 @@ fn context(inv: &Invocation<'_>, cfg: JoinConfig) -> Result<JoinData, CommandErr
             .ok()
             .and_then(|d| d.into_iter().next())
             .map(|d| d.value)
-            .ok_or_else(|| {
-                CommandError::Failed(format!("Error loading {ADMIN_CONF}: invalid configuration"))
-            })?;
+            .ok_or(JoinError::InvalidAdminConf)?;
         Some(doc)
     } else {
         None
@@ -296,7 +292,7 @@ fn context(inv: &Invocation<'_>, cfg: JoinConfig) -> Result<JoinData, CommandErr
             setup::env_var(TLS_BOOTSTRAP_TIMEOUT_ENV).as_deref(),
             TLS_BOOTSTRAP_TIMEOUT,
         )
-        .map_err(CommandError::Validation)?,
+        .map_err(|reason| BadInput::Timeout { reason })?,
         init_cfg: None,
         control_plane_context: control_plane_context(rep.clone(), patches.clone(), fs, dry_run),
         control_plane: None,

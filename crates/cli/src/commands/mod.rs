@@ -12,8 +12,8 @@
 //!    command's file (read flags with `inv.flags.string("name")`, `.bool(..)`, `.strings(..)`,
 //!    `.changed(..)`; positional arguments are `inv.args`).
 //! 2. Add `("kubeadm config print init-defaults", my_handler)` to [`HANDLERS`].
-//! 3. Return typed errors converted into [`CommandError`]; pick the variant for the exit code
-//!    (`Failed` 1, `Preflight` 2, `Validation` 3). Never exit or print errors yourself: `main`
+//! 3. Return typed errors converted into [`CommandError`] (`crate::error` decides the exit code
+//!    of each: 1 failure, 2 preflight, 3 bad input). Never exit or print errors yourself: `main`
 //!    prints the error in upstream's format and decides the exit code.
 //!
 //! Commands without a handler print `kubeadm: "<path>" is not implemented yet in kubeadm-rs`
@@ -21,7 +21,7 @@
 
 use crate::cobra::command::{Action, Tree};
 use crate::cobra::execute::Invocation;
-use crate::error::{CommandError, Output};
+use crate::error::{CommandError, MissingSubcommand, Output};
 use crate::phase_commands::{WorkflowKind, workflow_of};
 
 mod addon;
@@ -36,7 +36,7 @@ mod upgrade_apply;
 mod upgrade_diff;
 mod upgrade_node;
 mod upgrade_plan;
-mod version;
+pub(crate) mod version;
 
 type Handler = fn(&Invocation<'_>, &mut Output) -> Result<(), CommandError>;
 
@@ -90,7 +90,9 @@ pub(crate) fn dispatch(tree: &Tree, inv: &Invocation<'_>, out: &mut Output) -> R
     }
     match HANDLERS.iter().find(|(path, _)| *path == inv.command.path) {
         Some((_, handler)) => handler(inv, out),
-        None => Err(CommandError::NotImplemented(inv.command.path.clone())),
+        None => Err(CommandError::NotImplemented {
+            command: inv.command.path.clone(),
+        }),
     }
 }
 
@@ -99,8 +101,7 @@ fn run_version(inv: &Invocation<'_>, out: &mut Output) -> Result<(), CommandErro
     let rep = crate::setup::reporter(inv);
     rep.info(1, "version.go", "[version] retrieving version info");
     rep.info(1, "version.go", &version::identity());
-    let text =
-        version::render(&inv.flags.string("output")).map_err(|e| CommandError::Failed(e.to_string()))?;
+    let text = version::render(&inv.flags.string("output"))?;
     out.push_str(&text);
     Ok(())
 }
@@ -130,10 +131,13 @@ fn run_reset(inv: &Invocation<'_>, _: &mut Output) -> Result<(), CommandError> {
 /// Upstream's `SubCmdRunE`: a command that only groups subcommands.
 fn missing_subcommand(inv: &Invocation<'_>, _: &mut Output) -> Result<(), CommandError> {
     let name = inv.command.name();
-    Err(CommandError::Failed(match inv.args.first() {
-        None => format!("missing subcommand; {name:?} is not meant to be run on its own"),
-        Some(a) => format!("invalid subcommand: {a:?}"),
-    }))
+    Err(match inv.args.first() {
+        None => MissingSubcommand::Missing {
+            name: name.to_string(),
+        },
+        Some(a) => MissingSubcommand::Invalid { arg: a.clone() },
+    }
+    .into())
 }
 
 /// `kubeadm upgrade node`: the whole workflow (worker nodes).
@@ -176,7 +180,9 @@ fn run_phase(
     if let (WorkflowKind::UpgradeNode, Action::Phase { selector, .. }) = (workflow, &inv.command.action) {
         return upgrade_node::run(inv, std::slice::from_ref(selector));
     }
-    Err(CommandError::NotImplemented(inv.command.path.clone()))
+    Err(CommandError::NotImplemented {
+        command: inv.command.path.clone(),
+    })
 }
 
 #[cfg(test)]

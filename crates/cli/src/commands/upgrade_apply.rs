@@ -37,11 +37,13 @@ pub(crate) fn run(inv: &Invocation<'_>, _: &mut Output) -> Result<(), CommandErr
 
     // enforceRequirements
     let kubeconfig = f.string("kubeconfig");
-    let cluster = crate::setup::workflow_data::client(inv, Path::new(&kubeconfig), dry_run).map_err(|e| {
-        CommandError::Failed(format!(
-            "couldn't create a Kubernetes client from file {kubeconfig:?}: {e}"
-        ))
-    })?;
+    let cluster =
+        crate::setup::workflow_data::client(inv, Path::new(&kubeconfig), dry_run).map_err(|source| {
+            CommandError::Client {
+                kubeconfig: kubeconfig.clone(),
+                source,
+            }
+        })?;
     let cluster: &dyn Cluster = &*cluster;
     let fs = crate::setup::fs(dry_run);
     let host_probe = crate::setup::host_probe();

@@ -18,7 +18,7 @@ use kubeadm_phases::NodeData;
 use kubeadm_phases::upgrade::node::ControlPlaneTools;
 
 use crate::cobra::execute::Invocation;
-use crate::error::CommandError;
+use crate::error::{BadInput, CommandError, UpgradeNodeError};
 use crate::setup::reporter;
 use crate::setup::workflow_data::client;
 
@@ -50,10 +50,9 @@ fn context(inv: &Invocation<'_>) -> Result<NodeData, CommandError> {
         KUBELET_CONF.to_string()
     };
     let is_control_plane = crate::setup::stat_ok(Path::new(APISERVER_MANIFEST));
-    let cluster = client(inv, Path::new(&kubeconfig), dry_run).map_err(|e| {
-        CommandError::Failed(format!(
-            "couldn't create a Kubernetes client from file {kubeconfig:?}: {e}"
-        ))
+    let cluster = client(inv, Path::new(&kubeconfig), dry_run).map_err(|source| CommandError::Client {
+        kubeconfig: kubeconfig.clone(),
+        source,
     })?;
 
     let host = crate::setup::host_facts::gather();
@@ -62,7 +61,7 @@ fn context(inv: &Invocation<'_>) -> Result<NodeData, CommandError> {
         control_plane_config(&*cluster, &*fs, &host, &rep)?
     } else {
         kubeadm_phases::fetch_new_node_config(&*cluster, &host, &rep, "upgrade")
-            .map_err(|e| CommandError::Failed(e.to_string()))?
+            .map_err(UpgradeNodeError::from)?
     };
     // 1.25 reads the legacy registry as the new one; only `upgrade apply` writes that back.
     if cfg.cluster.image_repository == LEGACY_REPOSITORY {
@@ -73,7 +72,7 @@ fn context(inv: &Invocation<'_>) -> Result<NodeData, CommandError> {
         &f.strings("ignore-preflight-errors"),
         &cfg.init.node_registration.ignore_preflight_errors,
     )
-    .map_err(|e| CommandError::Validation(e.to_string()))?;
+    .map_err(BadInput::from)?;
     cfg.init.node_registration.ignore_preflight_errors = ignore.iter().cloned().collect();
 
     let patches_dir = f.string("patches");
@@ -113,7 +112,7 @@ fn context(inv: &Invocation<'_>) -> Result<NodeData, CommandError> {
             crate::setup::env_var(kubeadm_phases::upgrade::staticpods::UPGRADE_MANIFEST_TIMEOUT_ENV)
                 .as_deref(),
         )
-        .map_err(CommandError::Validation)?,
+        .map_err(|reason| BadInput::Timeout { reason })?,
     };
     Ok(NodeData {
         cfg,
@@ -159,8 +158,7 @@ fn control_plane_config(
         "",
     );
     kubeadm_phases::log_config_warnings(rep, &warnings);
-    let cfg = fetched
-        .map_err(|e| CommandError::Failed(format!("unable to fetch the kubeadm-config ConfigMap: {e}")))?;
+    let cfg = fetched.map_err(UpgradeNodeError::ClusterConfig)?;
     kubeadm_phases::log_config_warnings(rep, &cfg.warnings);
     Ok(cfg)
 }

@@ -64,20 +64,12 @@ pub(crate) fn init_data(
 
 /// Upstream's `getClient`: the kubeconfig's client, or in a dry run a decorator over it that
 /// records writes and prints every read with what it returned.
-pub(crate) fn client(inv: &Invocation<'_>, path: &Path, dry_run: bool) -> Result<Box<dyn Cluster>, String> {
-    let what = if dry_run {
-        "failed to load kubeconfig"
-    } else {
-        "failed to load admin kubeconfig"
-    };
-    open_check(path).map_err(|e| {
-        format!(
-            "{what}: open {}: {}",
-            path.display(),
-            kubeadm_api::gofmt::io_error(&e)
-        )
-    })?;
-    let real = KubeCluster::from_kubeconfig(path).map_err(|e| e.to_string())?;
+pub(crate) fn client(
+    inv: &Invocation<'_>,
+    path: &Path,
+    dry_run: bool,
+) -> Result<Box<dyn Cluster>, ClientError> {
+    let real = real_client(path, dry_run)?;
     if !dry_run {
         return Ok(Box::new(real));
     }
@@ -87,4 +79,41 @@ pub(crate) fn client(inv: &Invocation<'_>, path: &Path, dry_run: bool) -> Result
             .with_backend(Box::new(real))
             .print_reads(),
     ))
+}
+
+/// The kubeconfig's client, after checking the file opens (upstream's `kubeconfigutil.ClientSetFromFile`
+/// after its `os.Stat`).
+pub(crate) fn real_client(path: &Path, dry_run: bool) -> Result<KubeCluster, ClientError> {
+    open_check(path).map_err(|source| ClientError::Open {
+        dry_run,
+        path: path.to_path_buf(),
+        source,
+    })?;
+    KubeCluster::from_kubeconfig(path).map_err(ClientError::Load)
+}
+
+/// Why no client could be made from a kubeconfig file.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ClientError {
+    /// The file does not open.
+    #[error(
+        "failed to load {}kubeconfig: open {}: {}",
+        if *dry_run { "" } else { "admin " },
+        path.display(),
+        kubeadm_api::gofmt::io_error(source)
+    )]
+    Open {
+        /// Whether this is a dry run (upstream's message then does not say "admin").
+        dry_run: bool,
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The kubeconfig cannot be used.
+    #[error(transparent)]
+    Load(kubeadm_host::cluster::ClientError),
+    /// The kubeconfig cannot be used, as `upgrade plan` words it.
+    #[error("failed to create API client configuration from kubeconfig: {0}")]
+    ApiConfig(#[source] kubeadm_host::cluster::ClientError),
 }
