@@ -2,9 +2,10 @@
 //! place that decides exit codes. Handlers return [`CommandError`]; `main` prints it in upstream's
 //! format and exits with [`CommandError::exit_code`].
 //!
-//! Each variant carries the typed error it comes from, and its text is that error's: the
-//! messages a handler words itself are the variants of a small error type beside the handler
-//! (`commands::token::TokenError`, …), wrapped here.
+//! Each variant carries the typed error it comes from, and its text is that error's. The messages
+//! a handler words itself are the variants of a small error type per command here ([`TokenError`],
+//! [`CertsError`], …), each carrying the pieces its text is made of; errors made outside the
+//! handlers are defined where they are made (`options::config_load`, `printers`, `setup`).
 
 use kubeadm_phases::upgrade::UpgradeError;
 use kubeadm_workflow::{FailureKind, WorkflowError};
@@ -446,5 +447,116 @@ impl TokenError {
             self,
             TokenError::CertificateKeyWithoutJoinCommand | TokenError::MissingToken | TokenError::BadToken
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A few texts and exit codes, as the handlers gave them when they formatted the messages.
+    #[test]
+    fn texts_and_exit_codes() {
+        let cases: Vec<(CommandError, &str, u8)> = vec![
+            (
+                TokenError::MissingToken.into(),
+                "missing subcommand; 'token delete' is missing token of form \"\\\\A([a-z0-9]{6})\\\\z\"",
+                3,
+            ),
+            (
+                TokenError::BadToken.into(),
+                "given token didn't match pattern \"\\\\A([a-z0-9]{6})\\\\z\" or \"\\\\A([a-z0-9]{6})\\\\z\"",
+                3,
+            ),
+            (TokenError::Clock.into(), "the system clock is out of range", 1),
+            (
+                BadInput::BindAddress("127.0.0.1".into()).into(),
+                "cannot use \"127.0.0.1\" as the bind address for the API Server",
+                3,
+            ),
+            (
+                JoinError::NoAdminConf.into(),
+                "File /etc/kubernetes/admin.conf does not exists. Please use 'kubeadm join phase control-plane-prepare' subcommands to generate it.",
+                1,
+            ),
+            (
+                MissingSubcommand::Missing { name: "token".into() }.into(),
+                "missing subcommand; \"token\" is not meant to be run on its own",
+                1,
+            ),
+            (
+                CertsError::KeyOrCsrExists {
+                    dir: PathBuf::from("/etc/kubernetes/pki"),
+                    name: "apiserver".into(),
+                }
+                .into(),
+                "file already exists: key or CSR /etc/kubernetes/pki/apiserver",
+                1,
+            ),
+            (
+                KubeconfigError::LoadCa {
+                    what: "private key",
+                    path: PathBuf::from("/pki/ca.key"),
+                }
+                .into(),
+                "couldn't create a kubeconfig; the CA files couldn't be loaded: failed to load private key: couldn't load the private key file /pki/ca.key",
+                1,
+            ),
+            (
+                UpgradeError::VersionSkew {
+                    errors: vec!["too new".into()],
+                    mandatory: false,
+                }
+                .into(),
+                "[upgrade/version] FATAL: the --version argument is invalid due to these errors:\n\n\t- too new\n\nCan be bypassed if you pass the --force flag",
+                1,
+            ),
+            (
+                UpgradeError::TooManyArguments.into(),
+                "too many arguments. Required arguments: [version]",
+                3,
+            ),
+            (
+                WorkflowError::InvalidPhaseName("nope".into()).into(),
+                "invalid phase name: nope",
+                3,
+            ),
+            (
+                CommandError::NotImplemented {
+                    command: "kubeadm alpha".into(),
+                },
+                "kubeadm: \"kubeadm alpha\" is not implemented yet in kubeadm-rs",
+                1,
+            ),
+        ];
+        for (e, text, code) in cases {
+            assert_eq!((e.to_string().as_str(), e.exit_code()), (text, code));
+        }
+    }
+
+    /// A workflow's exit code follows the failure kind of the phase that stopped it.
+    #[test]
+    fn a_failed_preflight_phase_exits_2() {
+        use kubeadm_workflow::{Phase, PhaseError, Workflow};
+        let workflow = || Workflow::<bool> {
+            phases: vec![Phase {
+                run: Some(|p: &mut bool| {
+                    if *p {
+                        Err(PhaseError::preflight("[preflight] Some fatal errors occurred"))
+                    } else {
+                        Err("failed".into())
+                    }
+                }),
+                ..Phase::new("preflight", "")
+            }],
+            additional_flags: &[],
+        };
+        for (preflight, code) in [(true, 2), (false, 1)] {
+            let e: CommandError = workflow()
+                .run(&mut { preflight }, &[], &[])
+                .expect_err("fails")
+                .into();
+            assert_eq!(e.exit_code(), code);
+        }
     }
 }
