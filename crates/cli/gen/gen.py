@@ -100,8 +100,8 @@ def command(c, ind):
         f.append(("subs", "&[\n%s\n%s    ]" % (",\n".join(command(s, ind + "        ") for s in subs), ind)))
     else:
         f.append(("subs", "&[]"))
-    wf = c.get("Workflow")
-    f.append(("workflow", "Some(WorkflowKind::%s)" % WORKFLOWS[wf][0] if wf else "None"))
+    # The commands that run a workflow (c["Workflow"]) get their phase commands from
+    # crates/cli/src/phase_commands.rs, whose table lists the commands of WORKFLOWS.
     body = "".join("%s    %s: %s,\n" % (ind, k, v) for k, v in f)
     return "%sCommandSpec {\n%s%s}" % (ind, body, ind)
 
@@ -152,7 +152,7 @@ def gen_tree(d):
         "//! The static command tree of kubeadm v1.25.16: every command's texts, flags and argument rule.\n",
         "//!\n//! Phase subcommands are not here: they are generated from the workflows in `kubeadm-phases`.\n",
         TREE_HEADER,
-        "\nuse kubeadm_workflow::{ArgsRule, FlagSpec};\n\nuse crate::cobra::command::{CommandSpec, WorkflowKind};\n\n",
+        "\nuse kubeadm_workflow::{ArgsRule, FlagSpec};\n\nuse crate::cobra::command::CommandSpec;\n\n",
         "/// The flags every command inherits from the process (klog's and the Go flag set's).\n",
         "pub(crate) static GLOBAL_FLAGS: &[FlagSpec] = %s;\n\n" % flags(d["globals"], ""),
         "/// The root command and everything below it.\n",

@@ -4,7 +4,8 @@
 //! `src/main.rs` (`kubeadm`) and `src/bin/genman.rs` (`kubeadm-genman`, upstream's `genman`).
 //!
 //! Layers, as in ripgrep: `cobra/` (generic: the command tree as data, pflag syntax, cobra's
-//! resolution, help and completion; no kubeadm logic) → `commands/` (one small file per command:
+//! resolution, help and completion; no kubeadm logic) → `phase_commands` (kubeadm's `phase`
+//! subcommands, added to the tree from the workflows) → `commands/` (one small file per command:
 //! flags → the workflow's data → run → report) → the workflows in `kubeadm-phases`. `setup/`
 //! builds the real effects (the only place besides `main` that reads the host directly) and
 //! `error.rs` decides exit codes. Output is written with errors ignored on a closed pipe
@@ -14,6 +15,8 @@ mod cobra;
 mod commands;
 mod error;
 mod man;
+mod options;
+mod phase_commands;
 mod printers;
 mod setup;
 
@@ -21,7 +24,6 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use cobra::command::Tree;
-use cobra::command_tree;
 use cobra::completion;
 use cobra::execute::{self, Resolution};
 
@@ -57,7 +59,7 @@ fn report_error(message: &str, verbosity: i64) {
 /// Runs kubeadm with `args` (the command line without the program name): prints what the
 /// command prints and returns its exit code.
 pub fn run(args: &[String]) -> ExitCode {
-    let tree = Tree::build(&command_tree::ROOT, command_tree::GLOBAL_FLAGS);
+    let tree = phase_commands::kubeadm_tree();
     match execute::resolve(&tree, args) {
         Resolution::Stdout(text) => {
             write_stdout(&text);
@@ -82,14 +84,14 @@ pub fn run(args: &[String]) -> ExitCode {
             }
             let mut out = String::new();
             let result = if inv.command.path == "kubeadm completion" {
-                completion::run(&tree, &inv.args, &mut out)
+                completion::run(&tree, &inv.args, &mut out).map_err(error::CommandError::from)
             } else {
                 commands::dispatch(&tree, &inv, &mut out)
             };
             write_stdout(&out);
             match result {
                 Ok(()) => ExitCode::SUCCESS,
-                Err(e @ error::CommandError::NotImplemented(_)) => {
+                Err(e @ error::CommandError::NotImplemented { .. }) => {
                     write_stderr(&format!("{e}\n"));
                     ExitCode::from(e.exit_code())
                 }
@@ -109,7 +111,7 @@ pub fn run(args: &[String]) -> ExitCode {
 /// once per process in [`run`]).
 pub fn resolve_only(args: &[String]) -> String {
     static TREE: std::sync::OnceLock<Tree> = std::sync::OnceLock::new();
-    let tree = TREE.get_or_init(|| Tree::build(&command_tree::ROOT, command_tree::GLOBAL_FLAGS));
+    let tree = TREE.get_or_init(phase_commands::kubeadm_tree);
     match execute::resolve(tree, args) {
         Resolution::Stdout(text) | Resolution::Stderr(text) => text,
         Resolution::Both(out, err) => out + &err,
@@ -126,6 +128,6 @@ pub fn resolve_only(args: &[String]) -> String {
 /// The man pages of every command of kubeadm's tree, as cobra's `GenManTree` lays them out
 /// (`kubeadm.1`, `kubeadm-init.1`, `kubeadm-init-phase-certs-apiserver.1`, …), dated `date`.
 pub fn man_pages(date: &ManDate) -> Vec<ManPage> {
-    let tree = Tree::build(&command_tree::ROOT, command_tree::GLOBAL_FLAGS);
+    let tree = phase_commands::kubeadm_tree();
     man::pages(&tree, date)
 }

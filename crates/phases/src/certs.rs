@@ -136,10 +136,9 @@ pub(crate) fn create_pki_assets(data: &mut InitData) -> Result<(), PhaseError> {
             Some(cert) => {
                 data.check_period(ca.base_name, &cert);
                 if !cert.is_ca {
-                    return Err(Box::new(CertsError::Existing(format!(
-                        "certificate {:?} is not a CA",
-                        ca.name
-                    ))));
+                    return Err(
+                        CertsError::Existing(format!("certificate {:?} is not a CA", ca.name)).into(),
+                    );
                 }
                 let has_key = read_text(&*data.fs, &key).is_some_and(|t| PrivateKey::from_pem(&t).is_ok());
                 if !has_key {
@@ -338,9 +337,10 @@ fn service_account_key_pair(data: &mut InitData) -> Result<(), PhaseError> {
                 data.say_certs(&CertsMessage::UsingExistingSa);
                 Ok(())
             }
-            Err(e) => Err(Box::new(CertsError::Existing(format!(
+            Err(e) => Err(CertsError::Existing(format!(
                 "file sa.key existed but it could not be loaded properly: {e}"
-            )))),
+            ))
+            .into()),
         };
     }
     let inputs = pki_inputs(&data.cfg);

@@ -22,10 +22,11 @@ pub(crate) fn run_parent(data: &mut InitData) -> Result<(), PhaseError> {
             Ok(pm) => pm,
             Err(_) => {
                 let source = patches.get(&|l| data.say(l)).expect_err("failed to read");
-                return Err(Box::new(ControlPlaneError::Patch {
+                return Err(ControlPlaneError::Patch {
                     component: "kube-apiserver".into(),
                     source,
-                }));
+                }
+                .into());
             }
         };
         for component in Component::ALL {
@@ -96,7 +97,7 @@ fn create(data: &mut InitData, component: Component) -> Result<(), PhaseError> {
         component.name()
     ));
     if manifests::rootless::enabled(&data.cfg.cluster) {
-        return Err(Box::new(ControlPlaneError::Rootless));
+        return Err(ControlPlaneError::Rootless.into());
     }
     let pod = build(data, component);
     write_static_pod(data, pod)

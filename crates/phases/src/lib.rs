@@ -77,7 +77,7 @@ pub struct NotImplemented;
 
 /// Run function of every phase until it is implemented.
 pub(crate) fn pending<C>(_: &mut C) -> Result<(), PhaseError> {
-    Err(Box::new(NotImplemented))
+    Err(NotImplemented.into())
 }
 
 /// Run-if condition of every conditional phase until it is implemented: the phase is considered.

@@ -12,5 +12,5 @@ mod phase;
 mod runner;
 
 pub use flag::{ArgsRule, FlagSpec};
-pub use phase::{Phase, PhaseError, RunFn, RunIfFn};
+pub use phase::{BoxError, FailureKind, Phase, PhaseError, RunFn, RunIfFn};
 pub use runner::{PhaseCommand, Workflow, WorkflowError};

@@ -2,8 +2,63 @@
 
 use crate::flag::{ArgsRule, FlagSpec};
 
-/// The error a phase's run or run-if function returns.
-pub type PhaseError = Box<dyn std::error::Error + Send + Sync + 'static>;
+/// The cause a [`PhaseError`] carries.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// What kind of failure a [`PhaseError`] is, for the command running the workflow to choose its
+/// exit code by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FailureKind {
+    /// The phase failed while doing its work.
+    #[default]
+    Failed,
+    /// A check made before the work (a preflight check) found the host unfit for it.
+    Preflight,
+}
+
+/// The error a phase's run or run-if function returns: its cause and its [`FailureKind`]. Any
+/// error (or message) converts into one of kind [`FailureKind::Failed`], so `?` works on them;
+/// [`PhaseError::preflight`] makes the other kind.
+#[derive(Debug)]
+pub struct PhaseError {
+    source: BoxError,
+    kind: FailureKind,
+}
+
+impl PhaseError {
+    /// A failed preflight check.
+    pub fn preflight(source: impl Into<BoxError>) -> Self {
+        PhaseError {
+            source: source.into(),
+            kind: FailureKind::Preflight,
+        }
+    }
+
+    /// The kind of failure.
+    pub fn kind(&self) -> FailureKind {
+        self.kind
+    }
+
+    /// The cause.
+    pub fn into_source(self) -> BoxError {
+        self.source
+    }
+}
+
+impl<E: Into<BoxError>> From<E> for PhaseError {
+    fn from(source: E) -> Self {
+        PhaseError {
+            source: source.into(),
+            kind: FailureKind::Failed,
+        }
+    }
+}
+
+impl std::fmt::Display for PhaseError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.source.fmt(f)
+    }
+}
 
 /// A phase action over the workflow's context `C`.
 pub type RunFn<C> = fn(&mut C) -> Result<(), PhaseError>;

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use crate::flag::{ArgsRule, FlagSpec};
-use crate::phase::{Phase, PhaseError};
+use crate::phase::{BoxError, FailureKind, Phase};
 
 /// Separator of phase names in selectors such as `certs/ca`.
 const SEPARATOR: &str = "/";
@@ -25,7 +25,9 @@ pub enum WorkflowError {
         phase: String,
         /// The condition's error.
         #[source]
-        source: PhaseError,
+        source: BoxError,
+        /// What kind of failure it is.
+        kind: FailureKind,
     },
     /// A phase failed.
     #[error("error execution phase {phase}: {source}")]
@@ -34,8 +36,23 @@ pub enum WorkflowError {
         phase: String,
         /// The phase's error.
         #[source]
-        source: PhaseError,
+        source: BoxError,
+        /// What kind of failure it is.
+        kind: FailureKind,
     },
+}
+
+impl WorkflowError {
+    /// What kind of failure stopped the workflow: a phase's (or run-if's) own, else
+    /// [`FailureKind::Failed`].
+    pub fn failure_kind(&self) -> FailureKind {
+        match self {
+            WorkflowError::RunIf { kind, .. } | WorkflowError::Phase { kind, .. } => *kind,
+            WorkflowError::InvalidPhaseName(_) | WorkflowError::RunAllSiblingsWithRun(_) => {
+                FailureKind::Failed
+            }
+        }
+    }
 }
 
 /// A workflow: the phases of one command, plus flags only phase commands have.
@@ -190,18 +207,20 @@ impl<C> Workflow<C> {
                 return Err(WorkflowError::RunAllSiblingsWithRun(entry.selector.clone()));
             }
             if let Some(run_if) = entry.phase.run_if {
-                let go = run_if(ctx).map_err(|source| WorkflowError::RunIf {
+                let go = run_if(ctx).map_err(|e| WorkflowError::RunIf {
                     phase: entry.selector.clone(),
-                    source,
+                    kind: e.kind(),
+                    source: e.into_source(),
                 })?;
                 if !go {
                     continue;
                 }
             }
             if let Some(run) = entry.phase.run {
-                run(ctx).map_err(|source| WorkflowError::Phase {
+                run(ctx).map_err(|e| WorkflowError::Phase {
                     phase: entry.selector.clone(),
-                    source,
+                    kind: e.kind(),
+                    source: e.into_source(),
                 })?;
             }
         }
@@ -318,6 +337,7 @@ impl<C> Workflow<C> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::phase::PhaseError;
 
     type Log = Vec<&'static str>;
 
@@ -388,6 +408,32 @@ mod tests {
         let mut log = Vec::new();
         let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
         tree().run(&mut log, &s(filter), &s(skip)).map(|()| log)
+    }
+
+    /// A phase's failure keeps its kind, and its message, through the runner's error.
+    #[test]
+    fn a_phase_failure_keeps_its_kind() {
+        let failing = |kind: FailureKind| Workflow::<Log> {
+            phases: vec![Phase {
+                run: Some(match kind {
+                    FailureKind::Failed => |_: &mut Log| Err("broken".into()),
+                    FailureKind::Preflight => |_: &mut Log| Err(PhaseError::preflight("unfit")),
+                }),
+                ..Phase::new("check", "")
+            }],
+            additional_flags: &[],
+        };
+        for (kind, text) in [
+            (FailureKind::Failed, "error execution phase check: broken"),
+            (FailureKind::Preflight, "error execution phase check: unfit"),
+        ] {
+            let e = failing(kind).run(&mut Vec::new(), &[], &[]).expect_err("fails");
+            assert_eq!((e.failure_kind(), e.to_string().as_str()), (kind, text));
+        }
+        let e = tree()
+            .run(&mut Vec::new(), &[], &["nope".to_string()])
+            .expect_err("bad name");
+        assert_eq!(e.failure_kind(), FailureKind::Failed);
     }
 
     #[test]

@@ -1,5 +1,6 @@
-//! The command tree: static specs (generated in `command_tree`) plus the `phase` subcommands the
-//! workflows generate, assembled into one tree with cobra's inheritance of persistent flags.
+//! The command tree: static specs (kubeadm's are generated in `command_tree`), assembled into one
+//! tree with cobra's inheritance of persistent flags. Kubeadm's `phase` subcommands are added to
+//! the built tree by `crate::phase_commands`.
 //!
 //! # Why not clap
 //!
@@ -10,18 +11,9 @@
 //! positionals, error texts). clap renders and parses differently in each of those points, so
 //! the tree is plain data and the parser and renderer are our own small modules.
 
-use kubeadm_workflow::{ArgsRule, FlagSpec, PhaseCommand};
+use kubeadm_workflow::{ArgsRule, FlagSpec};
 
 use crate::cobra::flags::FlagSet;
-
-/// Which workflow a command runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum WorkflowKind {
-    Init,
-    Join,
-    Reset,
-    UpgradeNode,
-}
 
 /// A command as upstream declares it (generated data).
 #[derive(Debug)]
@@ -42,7 +34,6 @@ pub(crate) struct CommandSpec {
     /// Flags this command passes down to its subcommands.
     pub(crate) persistent: &'static [FlagSpec],
     pub(crate) subs: &'static [CommandSpec],
-    pub(crate) workflow: Option<WorkflowKind>,
 }
 
 /// What running a command does; the dispatch table maps these to handlers.
@@ -50,13 +41,9 @@ pub(crate) struct CommandSpec {
 pub(crate) enum Action {
     /// An ordinary command, known by its path (`kubeadm token generate`).
     Command,
-    /// A phase command: runs the named phase selector of a workflow (or prints help when the
+    /// A phase command: runs the named phase selector of its workflow (or prints help when the
     /// phase has sub-phases).
-    Phase {
-        workflow: WorkflowKind,
-        selector: String,
-        has_children: bool,
-    },
+    Phase { selector: String, has_children: bool },
     /// cobra's `help [command]`.
     Help,
 }
@@ -149,7 +136,7 @@ impl CommandFlags {
 
 /// The help flag cobra adds to every command. Its usage names the command, so it is made (and
 /// its text leaked, once per command and process) when the tree is built: flags are `'static` data.
-fn help_flag(name: &str) -> FlagSpec {
+pub(crate) fn help_flag(name: &str) -> FlagSpec {
     let usage: &'static str = Box::leak(format!("help for {name}").into_boxed_str());
     FlagSpec {
         shorthand: "h",
@@ -168,7 +155,8 @@ pub(crate) struct Tree {
 
 impl Tree {
     /// Assembles the tree: the specs (kubeadm's are generated into `command_tree`), the flags every
-    /// command inherits, workflow phase commands, and cobra's `help` command.
+    /// command inherits, and cobra's `help` command. Commands added later (kubeadm's phase
+    /// commands, `crate::phase_commands`) go in with [`Tree::command_mut`].
     pub(crate) fn build(spec: &CommandSpec, global_flags: &[FlagSpec]) -> Self {
         let mut root = from_spec(spec, "");
         root.persistent.extend(global_flags.iter().copied());
@@ -213,6 +201,16 @@ impl Tree {
             }
         }
         out
+    }
+
+    /// The command at `path`, to add subcommands or flags to once the tree is built; `None` when
+    /// no command has that path.
+    pub(crate) fn command_mut(&mut self, path: &str) -> Option<&mut Command> {
+        let mut cmd = &mut self.root;
+        for w in path.split(' ').skip(1) {
+            cmd = cmd.subs.iter_mut().find(|c| c.name() == w)?;
+        }
+        Some(cmd)
     }
 
     /// The flags of the command at `path`, split into local and inherited, with cobra's help
@@ -261,7 +259,7 @@ fn from_spec(spec: &CommandSpec, parent_path: &str) -> Command {
     } else {
         format!("{parent_path} {name}")
     };
-    let mut cmd = Command {
+    Command {
         use_line: spec.use_line.to_string(),
         path: path.clone(),
         aliases: spec.aliases.iter().map(|s| s.to_string()).collect(),
@@ -279,106 +277,5 @@ fn from_spec(spec: &CommandSpec, parent_path: &str) -> Command {
         subs: spec.subs.iter().map(|s| from_spec(s, &path)).collect(),
         action: Action::Command,
         help_flag: help_flag(name),
-    };
-    if let Some(kind) = spec.workflow {
-        attach_workflow(&mut cmd, kind);
-    }
-    cmd
-}
-
-/// What the runner's `BindToCommand` does: the phase list in the long help, the `phase`
-/// subcommand tree and the `--skip-phases` flag.
-fn attach_workflow(cmd: &mut Command, kind: WorkflowKind) {
-    let (long, phases) = match kind {
-        WorkflowKind::Init => {
-            let w = kubeadm_phases::init::tree::workflow();
-            (
-                w.command_long(&cmd.use_line, &cmd.long, &cmd.short),
-                w.phase_commands(&cmd.flags, cmd.args),
-            )
-        }
-        WorkflowKind::Join => {
-            let w = kubeadm_phases::join::tree::workflow();
-            (
-                w.command_long(&cmd.use_line, &cmd.long, &cmd.short),
-                w.phase_commands(&cmd.flags, cmd.args),
-            )
-        }
-        WorkflowKind::Reset => {
-            let w = kubeadm_phases::reset::tree::workflow();
-            (
-                w.command_long(&cmd.use_line, &cmd.long, &cmd.short),
-                w.phase_commands(&cmd.flags, cmd.args),
-            )
-        }
-        WorkflowKind::UpgradeNode => {
-            let w = kubeadm_phases::upgrade::node::tree::workflow();
-            (
-                w.command_long(&cmd.use_line, &cmd.long, &cmd.short),
-                w.phase_commands(&cmd.flags, cmd.args),
-            )
-        }
-    };
-    let phase_path = format!("{} phase", cmd.path);
-    let phase = Command {
-        use_line: "phase".to_string(),
-        path: phase_path.clone(),
-        aliases: Vec::new(),
-        short: format!(
-            "Use this command to invoke single phase of the {} workflow",
-            cmd.name()
-        ),
-        long: String::new(),
-        example: String::new(),
-        hidden: false,
-        deprecated: String::new(),
-        runnable: false,
-        args: ArgsRule::Legacy,
-        valid_args: Vec::new(),
-        disable_flags_in_use_line: false,
-        flags: Vec::new(),
-        persistent: Vec::new(),
-        subs: phases
-            .into_iter()
-            .map(|p| from_phase(p, &phase_path, kind))
-            .collect(),
-        action: Action::Command,
-        help_flag: help_flag("phase"),
-    };
-    cmd.long = long;
-    cmd.subs.push(phase);
-    cmd.flags
-        .push(kubeadm_workflow::Workflow::<()>::skip_phases_flag());
-}
-
-fn from_phase(p: PhaseCommand, parent_path: &str, kind: WorkflowKind) -> Command {
-    let name = p.use_line.split_whitespace().next().unwrap_or("").to_string();
-    let path = format!("{parent_path} {name}");
-    Command {
-        use_line: p.use_line,
-        path: path.clone(),
-        aliases: p.aliases.iter().map(|s| s.to_string()).collect(),
-        short: p.short.to_string(),
-        long: p.long.to_string(),
-        example: p.example.to_string(),
-        hidden: false,
-        deprecated: String::new(),
-        runnable: true,
-        args: p.args,
-        valid_args: Vec::new(),
-        disable_flags_in_use_line: false,
-        flags: p.flags,
-        persistent: Vec::new(),
-        subs: p
-            .children
-            .into_iter()
-            .map(|c| from_phase(c, &path, kind))
-            .collect(),
-        action: Action::Phase {
-            workflow: kind,
-            selector: p.selector,
-            has_children: p.has_children,
-        },
-        help_flag: help_flag(&name),
     }
 }

@@ -5,7 +5,7 @@
 
 use kubeadm_workflow::{ArgsRule, FlagSpec};
 
-use crate::cobra::command::{CommandSpec, WorkflowKind};
+use crate::cobra::command::CommandSpec;
 
 /// The flags every command inherits from the process (klog's and the Go flag set's).
 pub(crate) static GLOBAL_FLAGS: &[FlagSpec] = &[
@@ -150,7 +150,6 @@ Example usage:
             flags: &[],
             persistent: &[],
             subs: &[],
-            workflow: None,
         },
         CommandSpec {
             use_line: "certs",
@@ -188,7 +187,6 @@ generate and print one for you.
                     flags: &[],
                     persistent: &[],
                     subs: &[],
-                    workflow: None,
                 },
                 CommandSpec {
                     use_line: "check-expiration",
@@ -238,7 +236,6 @@ generate and print one for you.
                     ],
                     persistent: &[],
                     subs: &[],
-                    workflow: None,
                 },
                 CommandSpec {
                     use_line: "generate-csr",
@@ -274,7 +271,6 @@ The PEM encoded signed certificates should then be saved alongside the key files
                     ],
                     persistent: &[],
                     subs: &[],
-                    workflow: None,
                 },
                 CommandSpec {
                     use_line: "renew",
@@ -327,7 +323,6 @@ After renewal, in order to make changes effective, is required to restart contro
                             ],
                             persistent: &[],
                             subs: &[],
-                            workflow: None,
                         },
                         CommandSpec {
                             use_line: "all",
@@ -359,7 +354,6 @@ After renewal, in order to make changes effective, is required to restart contro
                             ],
                             persistent: &[],
                             subs: &[],
-                            workflow: None,
                         },
                         CommandSpec {
                             use_line: "apiserver",
@@ -397,7 +391,6 @@ After renewal, in order to make changes effective, is required to restart contro
                             ],
                             persistent: &[],
                             subs: &[],
-                            workflow: None,
                         },
                         CommandSpec {
                             use_line: "apiserver-etcd-client",
@@ -435,7 +428,6 @@ After renewal, in order to make changes effective, is required to restart contro
                             ],
                             persistent: &[],
                             subs: &[],
-                            workflow: None,
                         },
                         CommandSpec {
                             use_line: "apiserver-kubelet-client",
@@ -473,7 +465,6 @@ After renewal, in order to make changes effective, is required to restart contro
                             ],
                             persistent: &[],
                             subs: &[],
-                            workflow: None,
                         },
                         CommandSpec {
                             use_line: "controller-manager.conf",
@@ -511,7 +502,6 @@ After renewal, in order to make changes effective, is required to restart contro
                             ],
                             persistent: &[],
                             subs: &[],
-                            workflow: None,
                         },
                         CommandSpec {
                             use_line: "etcd-healthcheck-client",
@@ -549,7 +539,6 @@ After renewal, in order to make changes effective, is required to restart contro
                             ],
                             persistent: &[],
                             subs: &[],
-                            workflow: None,
                         },
                         CommandSpec {
                             use_line: "etcd-peer",
@@ -587,7 +576,6 @@ After renewal, in order to make changes effective, is required to restart contro
                             ],
                             persistent: &[],
                             subs: &[],
-                            workflow: None,
                         },
                         CommandSpec {
                             use_line: "etcd-server",
@@ -625,7 +613,6 @@ After renewal, in order to make changes effective, is required to restart contro
                             ],
                             persistent: &[],
                             subs: &[],
-                            workflow: None,
                         },
                         CommandSpec {
                             use_line: "front-proxy-client",
@@ -663,7 +650,6 @@ After renewal, in order to make changes effective, is required to restart contro
                             ],
                             persistent: &[],
                             subs: &[],
-                            workflow: None,
                         },
                         CommandSpec {
                             use_line: "scheduler.conf",
@@ -701,13 +687,10 @@ After renewal, in order to make changes effective, is required to restart contro
                             ],
                             persistent: &[],
                             subs: &[],
-                            workflow: None,
                         },
                     ],
-                    workflow: None,
                 },
             ],
-            workflow: None,
         },
         CommandSpec {
             use_line: "completion SHELL",
@@ -756,7 +739,6 @@ source <(kubeadm completion zsh)"#,
             flags: &[],
             persistent: &[],
             subs: &[],
-            workflow: None,
         },
         CommandSpec {
             use_line: "config",
@@ -853,7 +835,6 @@ UnversionedKubeletConfigMap=true|false (default=true)",
                                 },
                             ],
                             subs: &[],
-                            workflow: None,
                         },
                         CommandSpec {
                             use_line: "pull",
@@ -896,10 +877,8 @@ UnversionedKubeletConfigMap=true|false (default=true)",
                                 },
                             ],
                             subs: &[],
-                            workflow: None,
                         },
                     ],
-                    workflow: None,
                 },
                 CommandSpec {
                     use_line: "migrate",
@@ -938,7 +917,6 @@ submitted this file to "kubeadm init"
                     ],
                     persistent: &[],
                     subs: &[],
-                    workflow: None,
                 },
                 CommandSpec {
                     use_line: "print",
@@ -981,7 +959,6 @@ not perform the real computation for creating a token.
                             }],
                             persistent: &[],
                             subs: &[],
-                            workflow: None,
                         },
                         CommandSpec {
                             use_line: "join-defaults",
@@ -1007,13 +984,10 @@ not perform the real computation for creating a token.
                             }],
                             persistent: &[],
                             subs: &[],
-                            workflow: None,
                         },
                     ],
-                    workflow: None,
                 },
             ],
-            workflow: None,
         },
         CommandSpec {
             use_line: "init",
@@ -1143,7 +1117,6 @@ UnversionedKubeletConfigMap=true|false (default=true)",
             ],
             persistent: &[],
             subs: &[],
-            workflow: Some(WorkflowKind::Init),
         },
         CommandSpec {
             use_line: "join [api-server-endpoint]",
@@ -1277,7 +1250,6 @@ Often times the same token is used for both parts. In this case, the
             ],
             persistent: &[],
             subs: &[],
-            workflow: Some(WorkflowKind::Join),
         },
         CommandSpec {
             use_line: "kubeconfig",
@@ -1334,9 +1306,7 @@ Often times the same token is used for both parts. In this case, the
                 ],
                 persistent: &[],
                 subs: &[],
-                workflow: None,
             }],
-            workflow: None,
         },
         CommandSpec {
             use_line: "reset",
@@ -1386,7 +1356,6 @@ Often times the same token is used for both parts. In this case, the
             ],
             persistent: &[],
             subs: &[],
-            workflow: Some(WorkflowKind::Reset),
         },
         CommandSpec {
             use_line: "token",
@@ -1488,7 +1457,6 @@ If no [token] is given, kubeadm will generate a random token instead.
                     ],
                     persistent: &[],
                     subs: &[],
-                    workflow: None,
                 },
                 CommandSpec {
                     use_line: "delete [token-value] ...",
@@ -1510,7 +1478,6 @@ Token ID of the form "[a-z0-9]{6}" to delete.
                     flags: &[],
                     persistent: &[],
                     subs: &[],
-                    workflow: None,
                 },
                 CommandSpec {
                     use_line: "generate",
@@ -1537,7 +1504,6 @@ generate and print one for you.
                     flags: &[],
                     persistent: &[],
                     subs: &[],
-                    workflow: None,
                 },
                 CommandSpec {
                     use_line: "list",
@@ -1575,10 +1541,8 @@ This command will list all bootstrap tokens for you.
                     ],
                     persistent: &[],
                     subs: &[],
-                    workflow: None,
                 },
             ],
-            workflow: None,
         },
         CommandSpec {
             use_line: "upgrade",
@@ -1686,7 +1650,6 @@ UnversionedKubeletConfigMap=true|false (default=true)",
                     ],
                     persistent: &[],
                     subs: &[],
-                    workflow: None,
                 },
                 CommandSpec {
                     use_line: "diff [version]",
@@ -1734,7 +1697,6 @@ UnversionedKubeletConfigMap=true|false (default=true)",
                     ],
                     persistent: &[],
                     subs: &[],
-                    workflow: None,
                 },
                 CommandSpec {
                     use_line: "node",
@@ -1784,7 +1746,6 @@ UnversionedKubeletConfigMap=true|false (default=true)",
                     ],
                     persistent: &[],
                     subs: &[],
-                    workflow: Some(WorkflowKind::UpgradeNode),
                 },
                 CommandSpec {
                     use_line: "plan [version] [flags]",
@@ -1853,10 +1814,8 @@ UnversionedKubeletConfigMap=true|false (default=true)",
                     ],
                     persistent: &[],
                     subs: &[],
-                    workflow: None,
                 },
             ],
-            workflow: None,
         },
         CommandSpec {
             use_line: "version",
@@ -1877,8 +1836,6 @@ UnversionedKubeletConfigMap=true|false (default=true)",
             }],
             persistent: &[],
             subs: &[],
-            workflow: None,
         },
     ],
-    workflow: None,
 };

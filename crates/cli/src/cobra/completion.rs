@@ -8,20 +8,31 @@ use kubeadm_workflow::FlagSpec;
 
 use crate::cobra::command::{Action, Command, Tree};
 use crate::cobra::completion_text::{BASH_POSTSCRIPT, BASH_PREAMBLE, BOILERPLATE, ZSH_HEAD, ZSH_TAIL};
-use crate::error::CommandError;
 
 /// The command that runs: cobra has added the help flag to it, and to no other.
 const EXECUTED: &str = "kubeadm completion";
 
+/// Why `kubeadm completion` printed nothing.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum CompletionError {
+    /// No shell argument.
+    #[error("shell not specified")]
+    NoShell,
+    /// More than one argument.
+    #[error("too many arguments. expected only the shell type")]
+    TooManyArguments,
+    /// A shell it has no script for.
+    #[error("unsupported shell type {0:?}")]
+    UnsupportedShell(String),
+}
+
 /// Runs `kubeadm completion` with its positional arguments.
-pub(crate) fn run(tree: &Tree, args: &[String], out: &mut String) -> Result<(), CommandError> {
+pub(crate) fn run(tree: &Tree, args: &[String], out: &mut String) -> Result<(), CompletionError> {
     let shell = match args {
-        [] => return Err(CommandError::Failed("shell not specified".to_string())),
+        [] => return Err(CompletionError::NoShell),
         [shell] => shell.as_str(),
         _ => {
-            return Err(CommandError::Failed(
-                "too many arguments. expected only the shell type".to_string(),
-            ));
+            return Err(CompletionError::TooManyArguments);
         }
     };
     match shell {
@@ -35,7 +46,7 @@ pub(crate) fn run(tree: &Tree, args: &[String], out: &mut String) -> Result<(), 
             out.push_str(&bash(tree));
             out.push_str(ZSH_TAIL);
         }
-        other => return Err(CommandError::Failed(format!("unsupported shell type {other:?}"))),
+        other => return Err(CompletionError::UnsupportedShell(other.to_string())),
     }
     Ok(())
 }

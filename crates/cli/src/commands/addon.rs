@@ -5,8 +5,8 @@ use kubeadm_core::addons::{self, Addon};
 use kubeadm_effects::report::Reporter;
 
 use crate::cobra::execute::Invocation;
-use crate::commands::init_options;
 use crate::error::{CommandError, Output};
+use crate::options::init_options;
 use crate::setup::reporter;
 
 /// Whether this phase invocation is an addon phase asked to print its manifests.
@@ -25,8 +25,7 @@ pub(crate) fn print(selector: &str, inv: &Invocation<'_>, out: &mut Output) -> R
         _ => &[Addon::CoreDns, Addon::KubeProxy],
     };
     for addon in which {
-        let printed =
-            addons::print_manifest(*addon, &opts.cfg).map_err(|e| CommandError::Failed(e.to_string()))?;
+        let printed = addons::print_manifest(*addon, &opts.cfg)?;
         for w in &printed.warnings {
             rep.warn("addons.rs", w);
         }

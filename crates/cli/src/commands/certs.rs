@@ -29,17 +29,13 @@ use kubeadm_phases::renewal::{
 use kubeadm_phases::{KeyPool, pki_inputs};
 
 use crate::cobra::execute::Invocation;
-use crate::commands::config_load::{go_json_indent, load_or_default_init, log_warnings};
-use crate::commands::sorted_json;
-use crate::error::{CommandError, Output};
-use crate::printers::Printer;
+use crate::error::{CertsError, CommandError, Output};
+use crate::options::config_load::{go_json_indent, load_or_default_init, log_warnings};
+use crate::printers::sorted_json;
+use crate::printers::{Printer, PrinterError};
 use crate::setup::host_facts;
 use crate::setup::reporter;
 use crate::setup::unix_now;
-
-fn failed(e: impl std::fmt::Display) -> CommandError {
-    CommandError::Failed(e.to_string())
-}
 
 fn read_text(path: &Path) -> Option<String> {
     kubeadm_phases::pki::read_text(&RealFs, path)
@@ -133,7 +129,7 @@ fn fetch_from_cluster(
 /// The formats of kubeadm's output printers, as upstream lists them in its error.
 const OUTPUT_FORMATS: &str = "go-template,go-template-file,json,jsonpath,jsonpath-as-json,jsonpath-file,template,templatefile,text,yaml";
 
-fn output_format(inv: &Invocation<'_>) -> Result<Printer, CommandError> {
+fn output_format(inv: &Invocation<'_>) -> Result<Printer, PrinterError> {
     crate::printers::printer(
         &inv.flags.string("experimental-output"),
         inv.flags.bool("allow-missing-template-keys"),
@@ -180,7 +176,9 @@ pub(crate) fn check_expiration(inv: &Invocation<'_>, out: &mut Output) -> Result
             let external = externally_managed(&RealFs, &cert_dir, spec.id, now)?;
             let cert = read_text(&path)
                 .and_then(|t| CertInfo::from_pem(&t).ok())
-                .ok_or_else(|| failed(format!("failed to load existing certificate {}", spec.base_name)))?;
+                .ok_or_else(|| CertsError::LoadCertificate {
+                    name: spec.base_name.to_string(),
+                })?;
             Some((cert.not_after, external))
         } else {
             None
@@ -201,8 +199,9 @@ pub(crate) fn check_expiration(inv: &Invocation<'_>, out: &mut Output) -> Result
         // Its YAML printer: the JSON through sigs.k8s.io/yaml, keys sorted.
         Printer::Template(t) => t
             .print(&expiration_info(&rows, &ca_rows, now_time), out)
-            .map_err(|e| {
-                CommandError::Validation(format!("unable to print certificate expiration info: {e}"))
+            .map_err(|reason| PrinterError::Print {
+                object: "certificate expiration info".to_string(),
+                reason,
             })?,
         Printer::Yaml => out.push_str(&kubeadm_yaml::to_string(&sorted_json::sorted_keys(
             &expiration_info(&rows, &ca_rows, now_time),
@@ -249,29 +248,34 @@ pub(crate) fn generate_csr(inv: &Invocation<'_>, out: &mut Output) -> Result<(),
     let mut pool = KeyPool::default();
     let mut wanted = vec![inputs.key_algorithm; leaves.len()];
     wanted.extend([CLIENT_KEY_ALGORITHM; KUBECONFIG_SPECS.len()]);
-    pool.fill(&AwsLcKeyGen, &wanted).map_err(failed)?;
+    pool.fill(&AwsLcKeyGen, &wanted).map_err(CertsError::from)?;
     let write = |path: &Path, text: &str, mode: u32| {
         RealFs
             .write(path, text.as_bytes(), mode)
-            .map_err(|e| failed(format!("unable to write {}: {e}", path.display())))
+            .map_err(|source| CertsError::Write {
+                path: path.to_path_buf(),
+                source,
+            })
     };
     out.push_str(&format!("generating keys and CSRs in {}\n", cert_dir.display()));
     for spec in leaves {
         let csr_path = cert_dir.join(format!("{}.csr", spec.base_name));
         let key_path = cert_dir.join(format!("{}.key", spec.base_name));
         if RealFs.exists(&csr_path) || RealFs.exists(&key_path) {
-            return Err(failed(format!(
-                "file already exists: key or CSR {}/{}",
-                cert_dir.display(),
-                spec.base_name
-            )));
+            return Err(CertsError::KeyOrCsrExists {
+                dir: cert_dir.clone(),
+                name: spec.base_name.to_string(),
+            }
+            .into());
         }
-        let template = CertTemplate::for_spec(spec, &inputs).map_err(failed)?;
+        let template = CertTemplate::for_spec(spec, &inputs).map_err(CertsError::from)?;
         for w in &template.alt_names.warnings {
             kubeadm_effects::report::Reporter::warn(&rep, "certlist.go", w);
         }
-        let key = pool.take(&AwsLcKeyGen, inputs.key_algorithm).map_err(failed)?;
-        let csr = issue_csr(&template, &key).map_err(failed)?;
+        let key = pool
+            .take(&AwsLcKeyGen, inputs.key_algorithm)
+            .map_err(CertsError::from)?;
+        let csr = issue_csr(&template, &key).map_err(CertsError::from)?;
         write(&key_path, &key.to_pem(), KEY_FILE_MODE)?;
         write(&csr_path, &csr.pem, CSR_FILE_MODE)?;
         out.push_str(&format!("  {}\n", spec.base_name));
@@ -280,14 +284,11 @@ pub(crate) fn generate_csr(inv: &Invocation<'_>, out: &mut Output) -> Result<(),
     for spec in &KUBECONFIG_SPECS {
         let path = kube_dir.join(spec.file_name);
         if RealFs.exists(&path) {
-            return Err(failed(format!(
-                "file already exists: kube config: {}",
-                path.display()
-            )));
+            return Err(CertsError::KubeconfigExists(path).into());
         }
         let csr_path = kube_dir.join(format!("{}.csr", spec.file_name));
         if RealFs.exists(&csr_path) || RealFs.exists(&kube_dir.join(format!("{}.key", spec.file_name))) {
-            return Err(failed(format!("file already exists: csr: {}", path.display())));
+            return Err(CertsError::KubeconfigCsrExists(path).into());
         }
         let user = spec.client_name(&inputs);
         let template = CertTemplate {
@@ -296,9 +297,11 @@ pub(crate) fn generate_csr(inv: &Invocation<'_>, out: &mut Output) -> Result<(),
             alt_names: Default::default(),
             ext_key_usages: vec![kubeadm_core::pki::ExtKeyUsage::ClientAuth],
         };
-        let key = pool.take(&AwsLcKeyGen, CLIENT_KEY_ALGORITHM).map_err(failed)?;
-        let csr = issue_csr(&template, &key).map_err(failed)?;
-        let server = server_url(spec, &inputs).map_err(failed)?;
+        let key = pool
+            .take(&AwsLcKeyGen, CLIENT_KEY_ALGORITHM)
+            .map_err(CertsError::from)?;
+        let csr = issue_csr(&template, &key).map_err(CertsError::from)?;
+        let server = server_url(spec, &inputs).map_err(CertsError::from)?;
         let doc = build_kubeconfig(
             &server,
             &inputs.cluster_name,

@@ -13,12 +13,12 @@ use kubeadm_effects::report::Reporter;
 use kubeadm_host::fs::RealFs;
 
 use crate::cobra::execute::Invocation;
-use crate::commands::config_load::{
+use crate::error::{BadInput, CommandError, ConfigCommandError, Output};
+use crate::options::config_load::{
     config_error, config_text, go_json_indent, image_settings, load_or_default_init,
     load_or_default_init_with, log_warnings, new_token,
 };
-use crate::error::{CommandError, Output};
-use crate::printers::Printer;
+use crate::printers::{Printer, PrinterError};
 use crate::setup::{host_facts, reporter};
 
 fn component_configs(inv: &Invocation<'_>) -> Vec<String> {
@@ -30,7 +30,7 @@ pub(crate) fn print_init_defaults(inv: &Invocation<'_>, out: &mut Output) -> Res
     let host = host_facts::gather();
     let kinds = component_configs(inv);
     let refs: Vec<&str> = kinds.iter().map(String::as_str).collect();
-    let text = print::print_init_defaults(&host, &refs).map_err(|e| CommandError::Failed(e.to_string()))?;
+    let text = print::print_init_defaults(&host, &refs).map_err(ConfigCommandError::from)?;
     out.push_str(&text);
     Ok(())
 }
@@ -40,7 +40,7 @@ pub(crate) fn print_join_defaults(inv: &Invocation<'_>, out: &mut Output) -> Res
     let host = host_facts::gather();
     let kinds = component_configs(inv);
     let refs: Vec<&str> = kinds.iter().map(String::as_str).collect();
-    let text = print::print_join_defaults(&host, &refs).map_err(|e| CommandError::Failed(e.to_string()))?;
+    let text = print::print_join_defaults(&host, &refs).map_err(ConfigCommandError::from)?;
     out.push_str(&text);
     Ok(())
 }
@@ -49,14 +49,15 @@ pub(crate) fn print_join_defaults(inv: &Invocation<'_>, out: &mut Output) -> Res
 pub(crate) fn migrate(inv: &Invocation<'_>, out: &mut Output) -> Result<(), CommandError> {
     let old = inv.flags.string("old-config");
     if old.is_empty() {
-        return Err(CommandError::Validation(
-            "the --old-config flag is mandatory".into(),
-        ));
+        return Err(BadInput::NoOldConfig.into());
     }
-    let text = RealFs
+    let bytes = RealFs
         .read(Path::new(&old))
-        .map_err(|e| CommandError::Failed(kubeadm_api::gofmt::read_file_error(&old, &e)))
-        .and_then(|b| config_text(&old, b))?;
+        .map_err(|source| ConfigCommandError::ReadOld {
+            path: old.clone(),
+            source,
+        })?;
+    let text = config_text(&old, bytes)?;
     let host = host_facts::gather();
     let mut token = new_token;
     let mut inputs = DynamicInputs {
@@ -74,11 +75,12 @@ pub(crate) fn migrate(inv: &Invocation<'_>, out: &mut Output) -> Result<(), Comm
     }
     RealFs
         .write(Path::new(&new), migrated.text.as_bytes(), 0o644)
-        .map_err(|e| {
-            CommandError::Failed(format!(
-                "failed to write the new configuration to the file {new:?}: open {new}: {}",
-                kubeadm_api::gofmt::io_error(&e)
-            ))
+        .map_err(|source| {
+            ConfigCommandError::WriteNew {
+                path: new.clone(),
+                source,
+            }
+            .into()
         })
 }
 
@@ -105,9 +107,13 @@ pub(crate) fn images_list(inv: &Invocation<'_>, out: &mut Output) -> Result<(), 
         Printer::Json => "json",
         Printer::Yaml => "yaml",
         Printer::Template(t) => {
-            return t
-                .print(&images_object(&images), out)
-                .map_err(|e| CommandError::Validation(format!("unable to print images: {e}")));
+            return t.print(&images_object(&images), out).map_err(|reason| {
+                PrinterError::Print {
+                    object: "images".to_string(),
+                    reason,
+                }
+                .into()
+            });
         }
     };
     out.push_str(&render_images(&images, format));
@@ -117,8 +123,7 @@ pub(crate) fn images_list(inv: &Invocation<'_>, out: &mut Output) -> Result<(), 
 /// The cluster settings both `images` commands take from flags (upstream's
 /// `AddImagesCommonConfigFlags`), defaulted; the feature gates are parsed first, as upstream does.
 fn images_cluster_flags(inv: &Invocation<'_>) -> Result<ClusterConfiguration, CommandError> {
-    let gates = features::parse_feature_gates(&inv.flags.string("feature-gates"))
-        .map_err(|e| CommandError::Validation(e.to_string()))?;
+    let gates = features::parse_feature_gates(&inv.flags.string("feature-gates")).map_err(BadInput::from)?;
     let mut cluster = ClusterConfiguration {
         kubernetes_version: inv.flags.string("kubernetes-version"),
         image_repository: inv.flags.string("image-repository"),
@@ -174,15 +179,16 @@ pub(crate) fn images_pull(inv: &Invocation<'_>, _out: &mut Output) -> Result<(),
 /// printing a line per image pulled, and stops at the first image that cannot be pulled.
 fn pull_images(runtime: &dyn Runtime, images: &[String], rep: &dyn Reporter) -> Result<(), CommandError> {
     for image in images {
-        runtime.pull_image(image).map_err(|e| pull_failed(image, &e))?;
+        runtime
+            .pull_image(image)
+            .map_err(|source| ConfigCommandError::Pull {
+                image: image.clone(),
+                source: Box::new(source),
+            })?;
         // Printed as each pull finishes, not at the end: pulls can take minutes.
         rep.out(&format!("[config/images] Pulled {image}\n"));
     }
     Ok(())
-}
-
-fn pull_failed(image: &str, e: &kubeadm_effects::cri::CriError) -> CommandError {
-    CommandError::Failed(format!("failed to pull image {image:?}: {e}"))
 }
 
 /// The `output.kubeadm.k8s.io/v1alpha2` `Images` object, in Go's field order.

@@ -3,15 +3,15 @@
 
 use std::path::PathBuf;
 
-use kubeadm_core::layout::Layout;
 use kubeadm_effects::cluster::{Cluster, DryRunCluster, Resource};
 use kubeadm_phases::InitData;
 
 use crate::cobra::execute::Invocation;
-use crate::commands::init_options::{self, InitOptions};
-use crate::commands::patches::lazy_patches;
-use crate::error::CommandError;
-use crate::setup::{self, manifest_host_facts, reporter, unix_now};
+use crate::error::{CommandError, InitError};
+use crate::options::init_options::{self, InitOptions};
+use crate::options::patches::lazy_patches;
+use crate::setup::workflow_data::init_data;
+use crate::setup::{self, reporter};
 
 /// Runs the init workflow: all of it (`filter` empty) or the phase `filter` names.
 pub(crate) fn run(inv: &Invocation<'_>, filter: &[String]) -> Result<(), CommandError> {
@@ -29,12 +29,10 @@ pub(crate) fn run(inv: &Invocation<'_>, filter: &[String]) -> Result<(), Command
         .into_iter()
         .filter_map(|(selector, selected)| selected.then_some(selector))
         .collect();
-    kubeadm_phases::detect_external_ca(&mut data).map_err(|e| CommandError::Failed(e.to_string()))?;
+    kubeadm_phases::detect_external_ca(&mut data).map_err(InitError::ExternalCa)?;
     // Upstream's `newInitData`: the CA keys to upload are not there.
     if data.upload_certs && data.external_ca {
-        return Err(CommandError::Failed(
-            "can't use upload-certs with an external CA or an external front-proxy CA".into(),
-        ));
+        return Err(InitError::UploadCertsWithExternalCa.into());
     }
     // Beyond upstream: the keys are generated while the preflight checks run.
     kubeadm_phases::certs::prefetch_keys(&mut data);
@@ -45,12 +43,11 @@ pub(crate) fn run(inv: &Invocation<'_>, filter: &[String]) -> Result<(), Command
             data.cfg.cluster.kubernetes_version
         ));
     }
-    // A failed preflight check exits 2 (see `CommandError::from`).
+    // A failed preflight check exits 2 (see `CommandError::exit_code`).
     workflow.run(&mut data, filter, &skip)?;
     if filter.is_empty() {
         // Upstream's `showJoinCommand`, after every phase ran.
-        kubeadm_phases::init::finish::show(&data)
-            .map_err(|e| CommandError::Failed(format!("failed to print join command: {e}")))?;
+        kubeadm_phases::init::finish::show(&data).map_err(InitError::PrintJoinCommand)?;
     }
     Ok(())
 }
@@ -99,59 +96,12 @@ fn context(inv: &Invocation<'_>, opts: InitOptions) -> Result<InitData, CommandE
         patches,
         PathBuf::from(&opts.kubeconfig_dir),
         cluster,
-    )
-    .map_err(CommandError::Failed)?;
+    );
     Ok(InitData {
         ignore_preflight_errors: opts.ignore_preflight_errors,
         upload_certs: opts.upload_certs,
         skip_token_print: opts.skip_token_print,
         skip_certificate_key_print: opts.skip_certificate_key_print,
         ..base
-    })
-}
-
-/// The init context with the real (or dry-run) effects and `init`'s flags at their defaults: what
-/// `init` completes from its flags, and what a joining control plane runs `init`'s phases with.
-pub(crate) fn init_data(
-    cfg: kubeadm_api::internal::InitConfig,
-    dry_run: bool,
-    fs: Box<dyn kubeadm_effects::fs::Fs>,
-    rep: kubeadm_host::report::TerminalReporter,
-    patches: Option<kubeadm_phases::patches::Patches>,
-    kubeconfig_dir: PathBuf,
-    cluster: kubeadm_phases::ClusterAccess,
-) -> Result<InitData, String> {
-    let layout = Layout::default();
-    let cert_dir = PathBuf::from(&cfg.cluster.certificates_dir);
-    // The CA certificate without its key: the user manages the CA.
-    let manifest_facts =
-        manifest_host_facts(fs.exists(&cert_dir.join("ca.crt")) && !fs.exists(&cert_dir.join("ca.key")));
-    let runtime = setup::runtime(&cfg.init.node_registration.cri_socket);
-    Ok(InitData {
-        dry_run,
-        ignore_preflight_errors: Default::default(),
-        upload_certs: false,
-        skip_token_print: false,
-        skip_certificate_key_print: false,
-        manifest_dir: layout.manifests_dir(),
-        kubelet_dir: layout.kubelet_dir(),
-        hostname: setup::hostname(),
-        init_system: setup::init_system(dry_run),
-        host_probe: setup::host_probe(),
-        runtime,
-        kubeconfig_dir,
-        patches,
-        manifest_facts,
-        fs,
-        reporter: Box::new(rep),
-        keygen: std::sync::Arc::from(setup::keygen()),
-        keys: kubeadm_phases::KeyPool::default(),
-        now: unix_now(),
-        random: rand::random::<u64>,
-        planned: Default::default(),
-        external_ca: false,
-        period_checked: Default::default(),
-        cluster,
-        cfg,
     })
 }

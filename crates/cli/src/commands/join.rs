@@ -24,9 +24,9 @@ use kubeadm_phases::join::kubelet_start::{TLS_BOOTSTRAP_TIMEOUT, TLS_BOOTSTRAP_T
 use kubeadm_phases::{ClientSource, InitData, JoinData};
 
 use crate::cobra::execute::Invocation;
-use crate::commands::config_load::{config_error, log_warnings, read_config};
-use crate::commands::mixed_args;
-use crate::error::CommandError;
+use crate::error::{BadInput, CommandError, JoinError};
+use crate::options::config_load::{config_error, log_warnings, read_config};
+use crate::options::mixed_args;
 use crate::setup::reporter;
 use crate::setup::{self, host_facts};
 
@@ -69,7 +69,7 @@ Run 'kubectl get nodes' to see this node join the cluster.
 
 /// Runs the join workflow: all of it (`filter` empty) or the phase `filter` names.
 pub(crate) fn run(inv: &Invocation<'_>, filter: &[String]) -> Result<(), CommandError> {
-    mixed_args::validate(&inv.flags).map_err(|e| CommandError::Validation(e.to_string()))?;
+    mixed_args::validate(&inv.flags).map_err(BadInput::from)?;
     let rep = reporter(inv);
     let cfg = load(inv, &rep)?;
     let mut skip = inv.flags.strings("skip-phases");
@@ -78,7 +78,7 @@ pub(crate) fn run(inv: &Invocation<'_>, filter: &[String]) -> Result<(), Command
     }
     let workflow = kubeadm_phases::join::workflow();
     let mut data = context(inv, cfg)?;
-    // A failed preflight check exits 2 (see `CommandError::from`).
+    // A failed preflight check exits 2 (see `CommandError::exit_code`).
     workflow.run(&mut data, filter, &skip)?;
     if filter.is_empty() {
         if data.cfg.control_plane.is_some() {
@@ -182,9 +182,7 @@ fn load(inv: &Invocation<'_>, rep: &dyn Reporter) -> Result<JoinConfig, CommandE
     // A phase without discovery flags (`control-plane-join …`) discovers from admin.conf.
     if f.spec("discovery-file").is_none() {
         if !crate::setup::stat_ok(Path::new(ADMIN_CONF)) {
-            return Err(CommandError::Failed(format!(
-                "File {ADMIN_CONF} does not exists. Please use 'kubeadm join phase control-plane-prepare' subcommands to generate it."
-            )));
+            return Err(JoinError::NoAdminConf.into());
         }
         rep.info(
             1,
@@ -212,7 +210,7 @@ fn load(inv: &Invocation<'_>, rep: &dyn Reporter) -> Result<JoinConfig, CommandE
         &f.strings("ignore-preflight-errors"),
         &cfg.join.node_registration.ignore_preflight_errors,
     )
-    .map_err(|e| CommandError::Validation(e.to_string()))?;
+    .map_err(BadInput::from)?;
     cfg.join.node_registration.ignore_preflight_errors = ignore.into_iter().collect();
     if !external.node_registration.name.is_empty() {
         cfg.join.node_registration.name = external.node_registration.name;
@@ -221,7 +219,7 @@ fn load(inv: &Invocation<'_>, rep: &dyn Reporter) -> Result<JoinConfig, CommandE
         cfg.join.node_registration.cri_socket = external.node_registration.cri_socket;
     }
     if let Some(cp) = &cfg.join.control_plane {
-        crate::commands::init_options::verify_bind_address(&cp.local_api_endpoint.advertise_address)?;
+        crate::options::init_options::verify_bind_address(&cp.local_api_endpoint.advertise_address)?;
     }
     Ok(cfg)
 }
@@ -241,8 +239,8 @@ fn connect(source: &ClientSource<'_>) -> Result<Box<dyn Cluster>, String> {
 
 fn context(inv: &Invocation<'_>, cfg: JoinConfig) -> Result<JoinData, CommandError> {
     let patches_dir =
-        crate::commands::patches::patches_dir(inv.flags.string("patches"), cfg.join.patches.as_ref());
-    let patches = (!patches_dir.is_empty()).then(|| crate::commands::patches::lazy_patches(&patches_dir));
+        crate::options::patches::patches_dir(inv.flags.string("patches"), cfg.join.patches.as_ref());
+    let patches = (!patches_dir.is_empty()).then(|| crate::options::patches::lazy_patches(&patches_dir));
     let rep = reporter(inv);
     let ignore = cfg
         .join
@@ -260,14 +258,12 @@ fn context(inv: &Invocation<'_>, cfg: JoinConfig) -> Result<JoinData, CommandErr
             "join.go",
             &format!("[preflight] found {ADMIN_CONF}. Use it for skipping discovery"),
         );
-        let text = crate::commands::config_load::read_config(ADMIN_CONF)?;
+        let text = crate::options::config_load::read_config(ADMIN_CONF)?;
         let doc = kubeadm_yaml::parse_documents(&text)
             .ok()
             .and_then(|d| d.into_iter().next())
             .map(|d| d.value)
-            .ok_or_else(|| {
-                CommandError::Failed(format!("Error loading {ADMIN_CONF}: invalid configuration"))
-            })?;
+            .ok_or(JoinError::InvalidAdminConf)?;
         Some(doc)
     } else {
         None
@@ -296,7 +292,7 @@ fn context(inv: &Invocation<'_>, cfg: JoinConfig) -> Result<JoinData, CommandErr
             setup::env_var(TLS_BOOTSTRAP_TIMEOUT_ENV).as_deref(),
             TLS_BOOTSTRAP_TIMEOUT,
         )
-        .map_err(CommandError::Validation)?,
+        .map_err(|reason| BadInput::Timeout { reason })?,
         init_cfg: None,
         control_plane_context: control_plane_context(rep.clone(), patches.clone(), fs, dry_run),
         control_plane: None,
@@ -319,7 +315,7 @@ fn control_plane_context(
         let cert_dir = PathBuf::from(&cfg.cluster.certificates_dir);
         let external_ca = fs.exists(&cert_dir.join("ca.crt")) && !fs.exists(&cert_dir.join("ca.key"));
         let cluster = setup::cluster_access(PathBuf::from(ADMIN_CONF));
-        let base = crate::commands::init::init_data(
+        let base = crate::setup::workflow_data::init_data(
             cfg,
             dry_run,
             fs,
@@ -327,7 +323,7 @@ fn control_plane_context(
             patches.clone(),
             Layout::default().kubernetes_dir(),
             cluster,
-        )?;
+        );
         Ok(InitData {
             skip_token_print: true,
             skip_certificate_key_print: true,

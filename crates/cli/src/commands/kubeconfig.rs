@@ -16,22 +16,18 @@ use kubeadm_host::keygen::AwsLcKeyGen;
 use kubeadm_phases::pki_inputs;
 
 use crate::cobra::execute::Invocation;
-use crate::commands::config_load::{load_or_default_init, log_warnings};
-use crate::error::{CommandError, Output};
+use crate::error::{CommandError, KubeconfigError, Output};
+use crate::options::config_load::{load_or_default_init, log_warnings};
 use crate::setup::host_facts;
 use crate::setup::reporter;
 use crate::setup::unix_now;
-
-fn failed(e: impl std::fmt::Display) -> CommandError {
-    CommandError::Failed(e.to_string())
-}
 
 /// `kubeadm kubeconfig user`.
 pub(crate) fn user(inv: &Invocation<'_>, out: &mut Output) -> Result<(), CommandError> {
     let f = &inv.flags;
     let config_path = f.string("config");
     if config_path.is_empty() {
-        return Err(failed("the kubeadm configuration path cannot be empty"));
+        return Err(KubeconfigError::NoConfigPath.into());
     }
     let cfg = load_or_default_init(
         &host_facts::gather(),
@@ -57,11 +53,9 @@ pub(crate) fn user(inv: &Invocation<'_>, out: &mut Output) -> Result<(), Command
 
     let cert_dir = PathBuf::from(&cfg.cluster.certificates_dir);
     let read = |name: &str| kubeadm_phases::pki::read_text(&RealFs, &cert_dir.join(name));
-    let ca_load_error = |what: &str, name: &str| {
-        failed(format!(
-            "couldn't create a kubeconfig; the CA files couldn't be loaded: failed to load {what}: couldn't load the {what} file {}",
-            cert_dir.join(name).display()
-        ))
+    let ca_load_error = |what: &'static str, name: &str| KubeconfigError::LoadCa {
+        what,
+        path: cert_dir.join(name),
     };
     let ca_cert = read("ca.crt")
         .and_then(|t| CertInfo::from_pem(&t).ok())
@@ -73,7 +67,7 @@ pub(crate) fn user(inv: &Invocation<'_>, out: &mut Output) -> Result<(), Command
         rep.warn("certs.go", &w);
     }
     let inputs = pki_inputs(&cfg);
-    let (server, warning) = control_plane_endpoint(&inputs).map_err(failed)?;
+    let (server, warning) = control_plane_endpoint(&inputs).map_err(KubeconfigError::from)?;
     if let Some(w) = warning {
         rep.warn("endpoint.go", &w);
     }
@@ -82,8 +76,8 @@ pub(crate) fn user(inv: &Invocation<'_>, out: &mut Output) -> Result<(), Command
     let auth = if token.is_empty() {
         let key = AwsLcKeyGen
             .generate_one(kubeadm_effects::keygen::KeyAlgorithm::Rsa2048)
-            .map_err(failed)
-            .and_then(|k| PrivateKey::from_pkcs8_der(&k.pkcs8_der).map_err(failed))?;
+            .map_err(KubeconfigError::from)
+            .and_then(|k| PrivateKey::from_pkcs8_der(&k.pkcs8_der).map_err(KubeconfigError::from))?;
         debug_assert_eq!(key.algorithm(), CLIENT_KEY_ALGORITHM);
         let template = CertTemplate {
             common_name: client_name.clone(),
@@ -100,10 +94,9 @@ pub(crate) fn user(inv: &Invocation<'_>, out: &mut Output) -> Result<(), Command
             Some(not_after),
             serial_from_random(rand::random::<u64>()),
         )
-        .map_err(|e| {
-            failed(format!(
-                "failure while creating {client_name} client certificate: {e}"
-            ))
+        .map_err(|source| KubeconfigError::ClientCertificate {
+            client_name: client_name.clone(),
+            source,
         })?;
         UserAuth::ClientCert {
             cert_pem: cert.pem,

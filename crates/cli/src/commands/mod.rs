@@ -1,9 +1,10 @@
 //! The command handlers, one small file per command (`kubeadm upgrade plan` in `upgrade_plan.rs`),
 //! and the dispatch table that maps a command path to its handler. A handler parses its flags,
 //! builds the workflow's data (the configuration, and the effects from `crate::setup`), runs it and
-//! reports; the work itself is in `kubeadm-phases`. What several handlers share has a module of its
-//! own (`config_load`, `patches`, `init_options`, `mixed_args`, `sorted_json`), so that no handler imports another
-//! and no module imports this table (`.ci/modcycles.py` checks it).
+//! reports; the work itself is in `kubeadm-phases`. This directory holds handlers only: what several
+//! handlers share lives outside it (flag and configuration loading in `crate::options`, the
+//! workflows' data and clients in `crate::setup`, printer helpers in `crate::printers`), so that no
+//! handler imports another and no module imports this table (`.ci/modcycles.py` checks it).
 //!
 //! # Adding a handler
 //!
@@ -11,36 +12,31 @@
 //!    command's file (read flags with `inv.flags.string("name")`, `.bool(..)`, `.strings(..)`,
 //!    `.changed(..)`; positional arguments are `inv.args`).
 //! 2. Add `("kubeadm config print init-defaults", my_handler)` to [`HANDLERS`].
-//! 3. Return typed errors converted into [`CommandError`]; pick the variant for the exit code
-//!    (`Failed` 1, `Preflight` 2, `Validation` 3). Never exit or print errors yourself: `main`
+//! 3. Return typed errors converted into [`CommandError`] (`crate::error` decides the exit code
+//!    of each: 1 failure, 2 preflight, 3 bad input). Never exit or print errors yourself: `main`
 //!    prints the error in upstream's format and decides the exit code.
 //!
 //! Commands without a handler print `kubeadm: "<path>" is not implemented yet in kubeadm-rs`
 //! and exit 1; phase commands of a workflow run the workflow filtered to their phase.
 
-use crate::cobra::command::{Action, Tree, WorkflowKind};
+use crate::cobra::command::{Action, Tree};
 use crate::cobra::execute::Invocation;
-use crate::error::{CommandError, Output};
+use crate::error::{CommandError, MissingSubcommand, Output};
+use crate::phase_commands::{WorkflowKind, workflow_of};
 
 mod addon;
 mod certs;
 mod config;
-pub(crate) mod config_load;
 mod init;
-pub(crate) mod init_options;
 mod join;
 mod kubeconfig;
-pub(crate) mod mixed_args;
-mod patches;
 mod reset;
-mod secrets;
-pub(crate) mod sorted_json;
 mod token;
 mod upgrade_apply;
 mod upgrade_diff;
 mod upgrade_node;
 mod upgrade_plan;
-mod version;
+pub(crate) mod version;
 
 type Handler = fn(&Invocation<'_>, &mut Output) -> Result<(), CommandError>;
 
@@ -89,12 +85,14 @@ const HANDLERS: &[(&str, Handler)] = &[
 /// Runs the handler of an invocation.
 pub(crate) fn dispatch(tree: &Tree, inv: &Invocation<'_>, out: &mut Output) -> Result<(), CommandError> {
     crate::setup::enter_rootfs(&inv.flags.string("rootfs"))?;
-    if let Action::Phase { workflow, .. } = &inv.command.action {
-        return run_phase(tree, inv, *workflow, out);
+    if let (Action::Phase { .. }, Some(workflow)) = (&inv.command.action, workflow_of(inv.command)) {
+        return run_phase(tree, inv, workflow, out);
     }
     match HANDLERS.iter().find(|(path, _)| *path == inv.command.path) {
         Some((_, handler)) => handler(inv, out),
-        None => Err(CommandError::NotImplemented(inv.command.path.clone())),
+        None => Err(CommandError::NotImplemented {
+            command: inv.command.path.clone(),
+        }),
     }
 }
 
@@ -103,20 +101,19 @@ fn run_version(inv: &Invocation<'_>, out: &mut Output) -> Result<(), CommandErro
     let rep = crate::setup::reporter(inv);
     rep.info(1, "version.go", "[version] retrieving version info");
     rep.info(1, "version.go", &version::identity());
-    let text =
-        version::render(&inv.flags.string("output")).map_err(|e| CommandError::Failed(e.to_string()))?;
+    let text = version::render(&inv.flags.string("output"))?;
     out.push_str(&text);
     Ok(())
 }
 
 fn run_token_generate(_: &Invocation<'_>, out: &mut Output) -> Result<(), CommandError> {
-    out.push_str(&secrets::bootstrap_token());
+    out.push_str(&crate::setup::secrets::bootstrap_token());
     out.push('\n');
     Ok(())
 }
 
 fn run_certificate_key(_: &Invocation<'_>, out: &mut Output) -> Result<(), CommandError> {
-    out.push_str(&secrets::certificate_key());
+    out.push_str(&crate::setup::secrets::certificate_key());
     out.push('\n');
     Ok(())
 }
@@ -134,10 +131,13 @@ fn run_reset(inv: &Invocation<'_>, _: &mut Output) -> Result<(), CommandError> {
 /// Upstream's `SubCmdRunE`: a command that only groups subcommands.
 fn missing_subcommand(inv: &Invocation<'_>, _: &mut Output) -> Result<(), CommandError> {
     let name = inv.command.name();
-    Err(CommandError::Failed(match inv.args.first() {
-        None => format!("missing subcommand; {name:?} is not meant to be run on its own"),
-        Some(a) => format!("invalid subcommand: {a:?}"),
-    }))
+    Err(match inv.args.first() {
+        None => MissingSubcommand::Missing {
+            name: name.to_string(),
+        },
+        Some(a) => MissingSubcommand::Invalid { arg: a.clone() },
+    }
+    .into())
 }
 
 /// `kubeadm upgrade node`: the whole workflow (worker nodes).
@@ -180,19 +180,20 @@ fn run_phase(
     if let (WorkflowKind::UpgradeNode, Action::Phase { selector, .. }) = (workflow, &inv.command.action) {
         return upgrade_node::run(inv, std::slice::from_ref(selector));
     }
-    Err(CommandError::NotImplemented(inv.command.path.clone()))
+    Err(CommandError::NotImplemented {
+        command: inv.command.path.clone(),
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cobra::command_tree::{GLOBAL_FLAGS, ROOT};
 
     /// Every handler is bound to a command that exists: a misspelt path would leave the command
     /// saying "not implemented" while its handler sits unused.
     #[test]
     fn every_handler_names_a_command_of_the_tree() {
-        let tree = Tree::build(&ROOT, GLOBAL_FLAGS);
+        let tree = crate::phase_commands::kubeadm_tree();
         for (path, _) in HANDLERS {
             let found = tree.chain(path).last().map(|c| c.path.clone());
             assert_eq!(found.as_deref(), Some(*path), "no command {path:?} in the tree");

@@ -18,7 +18,7 @@ use kubeadm_phases::reset::DEFAULT_CERT_DIR;
 use kubeadm_phases::reset::finish::{CLEANUP_INSTRUCTIONS, clean_stateful_dirs};
 
 use crate::cobra::execute::Invocation;
-use crate::error::CommandError;
+use crate::error::{BadInput, CommandError, ResetError};
 use crate::setup::reporter;
 
 /// Runs the reset workflow: all of it with the final cleanup (`filter` empty), or one phase.
@@ -27,7 +27,7 @@ pub(crate) fn run(inv: &Invocation<'_>, filter: &[String]) -> Result<(), Command
     let mut data = context(inv)?;
     data.stateful_dirs_after = filter.is_empty();
     let skip = inv.flags.strings("skip-phases");
-    // A failed preflight check exits 2 (see `CommandError::from`).
+    // A failed preflight check exits 2 (see `CommandError::exit_code`).
     workflow.run(&mut data, filter, &skip)?;
     if filter.is_empty() {
         clean_stateful_dirs(&data);
@@ -102,7 +102,7 @@ fn context(inv: &Invocation<'_>) -> Result<ResetData, CommandError> {
         .map_or(&[], |c| &c.init.node_registration.ignore_preflight_errors);
     let ignore: BTreeSet<String> =
         validate_ignore_preflight_errors(&f.strings("ignore-preflight-errors"), from_file)
-            .map_err(|e| CommandError::Validation(e.to_string()))?;
+            .map_err(BadInput::from)?;
     if let Some(c) = cfg.as_mut() {
         c.init.node_registration.ignore_preflight_errors = ignore.iter().cloned().collect();
     }
@@ -119,7 +119,7 @@ fn context(inv: &Invocation<'_>) -> Result<ResetData, CommandError> {
         (_, Some(c)) => c.init.node_registration.cri_socket.clone(),
         (_, None) => {
             let socket = detect_cri_socket(&crate::setup::host_facts::gather().existing_cri_sockets)
-                .map_err(CommandError::Failed)?;
+                .map_err(|reason| ResetError::CriSocket { reason })?;
             rep.info(
                 1,
                 "reset.go",

@@ -13,16 +13,15 @@ use kubeadm_core::cluster::bootstrap_token::{token_from_secret, token_secret_nam
 use kubeadm_core::layout::ADMIN_CONF;
 use kubeadm_effects::cluster::{Cluster, DryRunCluster, ListOptions, Resource};
 use kubeadm_effects::report::Reporter;
-use kubeadm_host::cluster::KubeCluster;
 use kubeadm_host::fs::RealFs;
 use kubeadm_phases::init::finish::{JoinInputs, ca_pins, current_cluster, join_command};
 
 use crate::cobra::execute::Invocation;
-use crate::commands::config_load::{defaulted_init, go_json_indent, load_or_default_init, log_warnings};
-use crate::commands::mixed_args;
-use crate::commands::sorted_json;
-use crate::error::{CommandError, Output};
-use crate::printers::Printer;
+use crate::error::{BadInput, CommandError, Output, TokenError};
+use crate::options::config_load::{defaulted_init, go_json_indent, load_or_default_init, log_warnings};
+use crate::options::mixed_args;
+use crate::printers::sorted_json;
+use crate::printers::{Printer, PrinterError};
 use crate::setup::host_facts;
 use crate::setup::reporter;
 
@@ -34,15 +33,6 @@ const TOKEN_SECRET_TYPE: &str = "bootstrap.kubernetes.io/token";
 const OUTPUT_FORMATS: &str = "go-template,go-template-file,json,jsonpath,jsonpath-as-json,jsonpath-file,template,templatefile,text,yaml";
 /// `output.kubeadm.k8s.io`, the API of kubeadm's structured output.
 const OUTPUT_API_VERSION: &str = "output.kubeadm.k8s.io/v1alpha2";
-
-fn failed(e: impl std::fmt::Display) -> CommandError {
-    CommandError::Failed(e.to_string())
-}
-
-/// Bad flags or arguments: exit 3 (upstream exits 1 for these).
-fn invalid(e: impl std::fmt::Display) -> CommandError {
-    CommandError::Validation(e.to_string())
-}
 
 /// Upstream's `GetKubeConfigPath`: the flag when set (its shown default, `admin.conf`, is only a
 /// hint), else the first existing file of `$KUBECONFIG`
@@ -76,20 +66,8 @@ fn kubeconfig_path(inv: &Invocation<'_>) -> PathBuf {
 
 /// The cluster client (upstream's `GetClientset`): the real one, or with `--dry-run` the dry-run
 /// decorator over it, which announces every action and sends only reads.
-fn client(inv: &Invocation<'_>, path: &Path, dry_run: bool) -> Result<Box<dyn Cluster>, CommandError> {
-    let what = if dry_run {
-        "failed to load kubeconfig"
-    } else {
-        "failed to load admin kubeconfig"
-    };
-    crate::setup::open_check(path).map_err(|e| {
-        failed(format!(
-            "{what}: open {}: {}",
-            path.display(),
-            kubeadm_api::gofmt::io_error(&e)
-        ))
-    })?;
-    let real = KubeCluster::from_kubeconfig(path).map_err(failed)?;
+fn client(inv: &Invocation<'_>, path: &Path, dry_run: bool) -> Result<Box<dyn Cluster>, TokenError> {
+    let real = crate::setup::workflow_data::real_client(path, dry_run)?;
     if !dry_run {
         return Ok(Box::new(real));
     }
@@ -99,18 +77,18 @@ fn client(inv: &Invocation<'_>, path: &Path, dry_run: bool) -> Result<Box<dyn Cl
     ))
 }
 
-fn now() -> Result<Time, CommandError> {
+fn now() -> Result<Time, TokenError> {
     let secs = crate::setup::unix_now();
     Some(secs)
         .filter(|s| *s >= 0)
         .and_then(Time::from_unix_seconds)
-        .ok_or_else(|| failed("the system clock is out of range"))
+        .ok_or(TokenError::Clock)
 }
 
 /// `kubeadm token create [token]`.
 pub(crate) fn create(inv: &Invocation<'_>, out: &mut Output) -> Result<(), CommandError> {
     let f = &inv.flags;
-    mixed_args::validate(f).map_err(invalid)?;
+    mixed_args::validate(f).map_err(BadInput::from)?;
     // The flags make the first and only token when no `--config` is given (upstream's `ApplyTo`).
     let mut token = BootstrapToken {
         description: f.string("description"),
@@ -120,7 +98,7 @@ pub(crate) fn create(inv: &Invocation<'_>, out: &mut Output) -> Result<(), Comma
         ..Default::default()
     };
     if let Some(arg) = inv.args.first() {
-        token.token = Some(BootstrapTokenString::parse(arg).map_err(invalid)?);
+        token.token = Some(BootstrapTokenString::parse(arg).map_err(BadInput::from)?);
     }
     let path = kubeconfig_path(inv);
     let cluster = client(inv, &path, f.bool("dry-run"))?;
@@ -138,7 +116,7 @@ pub(crate) fn create(inv: &Invocation<'_>, out: &mut Output) -> Result<(), Comma
     };
     log_warnings(&reporter(inv), &cfg.warnings);
     let tokens = &cfg.init.bootstrap_tokens;
-    kubeadm_phases::create_new_tokens(&*cluster, tokens, now()?).map_err(failed)?;
+    kubeadm_phases::create_new_tokens(&*cluster, tokens, now()?).map_err(TokenError::from)?;
 
     let first = tokens
         .first()
@@ -147,14 +125,11 @@ pub(crate) fn create(inv: &Invocation<'_>, out: &mut Output) -> Result<(), Comma
         .unwrap_or_default();
     let certificate_key = f.string("certificate-key");
     if f.bool("print-join-command") {
-        let join = join_line(&path, &first, &certificate_key)
-            .map_err(|e| failed(format!("failed to get join command: {e}")))?;
+        let join = join_line(&path, &first, &certificate_key).map_err(TokenError::JoinCommand)?;
         out.push_str(&join);
         out.push('\n');
     } else if !certificate_key.is_empty() {
-        return Err(invalid(
-            "cannot use --certificate-key without --print-join-command",
-        ));
+        return Err(TokenError::CertificateKeyWithoutJoinCommand.into());
     } else {
         out.push_str(&first);
         out.push('\n');
@@ -183,7 +158,7 @@ fn join_line(
         .replace('\t', ""))
 }
 
-fn output_format(inv: &Invocation<'_>) -> Result<Printer, CommandError> {
+fn output_format(inv: &Invocation<'_>) -> Result<Printer, PrinterError> {
     crate::printers::printer(
         &inv.flags.string("experimental-output"),
         inv.flags.bool("allow-missing-template-keys"),
@@ -235,7 +210,7 @@ pub(crate) fn list(inv: &Invocation<'_>, out: &mut Output) -> Result<(), Command
     };
     let secrets = cluster
         .list(&Resource::secrets(), NAMESPACE, &options)
-        .map_err(|e| failed(format!("failed to list bootstrap tokens: {e}")))?;
+        .map_err(TokenError::List)?;
     let now_nanos = crate::setup::unix_nanos_now();
     let mut printed = 0;
     for secret in &secrets {
@@ -262,12 +237,16 @@ pub(crate) fn list(inv: &Invocation<'_>, out: &mut Output) -> Result<(), Command
                 out.push_str(&go_json_indent(&output_object(&token)));
                 out.push('\n');
             }
-            Printer::Template(t) => t.print(&output_object(&token), out).map_err(|e| {
-                invalid(format!(
-                    "unable to print token {}: {e}",
-                    token.token.as_ref().map(ToString::to_string).unwrap_or_default()
-                ))
-            })?,
+            Printer::Template(t) => {
+                t.print(&output_object(&token), out)
+                    .map_err(|reason| PrinterError::Print {
+                        object: format!(
+                            "token {}",
+                            token.token.as_ref().map(ToString::to_string).unwrap_or_default()
+                        ),
+                        reason,
+                    })?
+            }
             Printer::Yaml => {
                 if printed > 0 {
                     out.push_str("---\n");
@@ -285,9 +264,7 @@ pub(crate) fn list(inv: &Invocation<'_>, out: &mut Output) -> Result<(), Command
 /// `kubeadm token delete [token-value] ...`: each argument a token id or a whole token.
 pub(crate) fn delete(inv: &Invocation<'_>, _out: &mut Output) -> Result<(), CommandError> {
     if inv.args.is_empty() {
-        return Err(invalid(
-            "missing subcommand; 'token delete' is missing token of form \"\\\\A([a-z0-9]{6})\\\\z\"",
-        ));
+        return Err(TokenError::MissingToken.into());
     }
     let path = kubeconfig_path(inv);
     let cluster = client(inv, &path, inv.flags.bool("dry-run"))?;
@@ -297,16 +274,15 @@ pub(crate) fn delete(inv: &Invocation<'_>, _out: &mut Output) -> Result<(), Comm
             arg.clone()
         } else {
             BootstrapTokenString::parse(arg)
-                .map_err(|_| {
-                    invalid(
-                        "given token didn't match pattern \"\\\\A([a-z0-9]{6})\\\\z\" or \"\\\\A([a-z0-9]{6})\\\\z\"",
-                    )
-                })?
+                .map_err(|_| TokenError::BadToken)?
                 .id
         };
         cluster
             .delete(&Resource::secrets(), NAMESPACE, &token_secret_name(&id), None)
-            .map_err(|e| failed(format!("failed to delete bootstrap token {id:?}: {e}")))?;
+            .map_err(|source| TokenError::Delete {
+                id: id.clone(),
+                source,
+            })?;
         // Printed as each one goes, so that a later failure leaves the earlier ones reported.
         rep.out(&format!("bootstrap token {id:?} deleted\n"));
     }

@@ -38,10 +38,11 @@ pub(crate) fn run(inv: &Invocation<'_>, _: &mut Output) -> Result<(), CommandErr
     // enforceRequirements
     let kubeconfig = f.string("kubeconfig");
     let cluster =
-        crate::commands::upgrade_node::client(inv, Path::new(&kubeconfig), dry_run).map_err(|e| {
-            CommandError::Failed(format!(
-                "couldn't create a Kubernetes client from file {kubeconfig:?}: {e}"
-            ))
+        crate::setup::workflow_data::client(inv, Path::new(&kubeconfig), dry_run).map_err(|source| {
+            CommandError::Client {
+                kubeconfig: kubeconfig.clone(),
+                source,
+            }
         })?;
     let cluster: &dyn Cluster = &*cluster;
     let fs = crate::setup::fs(dry_run);
@@ -69,7 +70,7 @@ pub(crate) fn run(inv: &Invocation<'_>, _: &mut Output) -> Result<(), CommandErr
             Ok(Box::new(move || client.server_version()) as ServerVersion<'_>)
         }),
         manifest_facts: &crate::setup::manifest_host_facts,
-        read_patches: &|dir| crate::commands::patches::read_patch_dir(&*fs, dir),
+        read_patches: &|dir| crate::options::patches::read_patch_dir(&*fs, dir),
         manifest_timeout: crate::setup::env_var(UPGRADE_MANIFEST_TIMEOUT_ENV),
         kubernetes_dir: PathBuf::from(KUBERNETES_DIR),
         kubelet_conf: PathBuf::from(KUBELET_CONF),

@@ -24,8 +24,8 @@ use kubeadm_phases::upgrade::diff::{
 };
 
 use crate::cobra::execute::Invocation;
-use crate::commands::config_load::{config_error, log_warnings, read_config};
 use crate::error::{CommandError, Output};
+use crate::options::config_load::{config_error, log_warnings, read_config};
 use crate::setup::reporter;
 
 /// `kubeadm upgrade diff [version]`.

@@ -8,20 +8,19 @@
 //! component configurations from their ConfigMaps), and its static pods are upgraded.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use kubeadm_api::validation::validate_ignore_preflight_errors;
 use kubeadm_core::layout::{APISERVER_MANIFEST, KUBELET_CONF, KUBERNETES_DIR, Layout};
-use kubeadm_effects::cluster::{Cluster, DryRunCluster};
+use kubeadm_effects::cluster::Cluster;
 use kubeadm_effects::cri::DEFAULT_CRI_SOCKET;
 use kubeadm_effects::report::Reporter;
-use kubeadm_host::cluster::KubeCluster;
 use kubeadm_phases::NodeData;
 use kubeadm_phases::upgrade::node::ControlPlaneTools;
 
 use crate::cobra::execute::Invocation;
-use crate::error::CommandError;
+use crate::error::{BadInput, CommandError, UpgradeNodeError};
 use crate::setup::reporter;
+use crate::setup::workflow_data::client;
 
 /// The image repository releases before 1.25 defaulted to, and its successor.
 const LEGACY_REPOSITORY: &str = "k8s.gcr.io";
@@ -51,10 +50,9 @@ fn context(inv: &Invocation<'_>) -> Result<NodeData, CommandError> {
         KUBELET_CONF.to_string()
     };
     let is_control_plane = crate::setup::stat_ok(Path::new(APISERVER_MANIFEST));
-    let cluster = client(inv, Path::new(&kubeconfig), dry_run).map_err(|e| {
-        CommandError::Failed(format!(
-            "couldn't create a Kubernetes client from file {kubeconfig:?}: {e}"
-        ))
+    let cluster = client(inv, Path::new(&kubeconfig), dry_run).map_err(|source| CommandError::Client {
+        kubeconfig: kubeconfig.clone(),
+        source,
     })?;
 
     let host = crate::setup::host_facts::gather();
@@ -63,7 +61,7 @@ fn context(inv: &Invocation<'_>) -> Result<NodeData, CommandError> {
         control_plane_config(&*cluster, &*fs, &host, &rep)?
     } else {
         kubeadm_phases::fetch_new_node_config(&*cluster, &host, &rep, "upgrade")
-            .map_err(|e| CommandError::Failed(e.to_string()))?
+            .map_err(UpgradeNodeError::from)?
     };
     // 1.25 reads the legacy registry as the new one; only `upgrade apply` writes that back.
     if cfg.cluster.image_repository == LEGACY_REPOSITORY {
@@ -74,7 +72,7 @@ fn context(inv: &Invocation<'_>) -> Result<NodeData, CommandError> {
         &f.strings("ignore-preflight-errors"),
         &cfg.init.node_registration.ignore_preflight_errors,
     )
-    .map_err(|e| CommandError::Validation(e.to_string()))?;
+    .map_err(BadInput::from)?;
     cfg.init.node_registration.ignore_preflight_errors = ignore.iter().cloned().collect();
 
     let patches_dir = f.string("patches");
@@ -85,7 +83,7 @@ fn context(inv: &Invocation<'_>) -> Result<NodeData, CommandError> {
     } else {
         Some((
             patches_dir.clone(),
-            crate::commands::patches::read_patch_dir(&*fs, &patches_dir),
+            crate::options::patches::read_patch_dir(&*fs, &patches_dir),
         ))
     };
     let socket = if is_control_plane {
@@ -114,7 +112,7 @@ fn context(inv: &Invocation<'_>) -> Result<NodeData, CommandError> {
             crate::setup::env_var(kubeadm_phases::upgrade::staticpods::UPGRADE_MANIFEST_TIMEOUT_ENV)
                 .as_deref(),
         )
-        .map_err(CommandError::Validation)?,
+        .map_err(|reason| BadInput::Timeout { reason })?,
     };
     Ok(NodeData {
         cfg,
@@ -160,35 +158,7 @@ fn control_plane_config(
         "",
     );
     kubeadm_phases::log_config_warnings(rep, &warnings);
-    let cfg = fetched
-        .map_err(|e| CommandError::Failed(format!("unable to fetch the kubeadm-config ConfigMap: {e}")))?;
+    let cfg = fetched.map_err(UpgradeNodeError::ClusterConfig)?;
     kubeadm_phases::log_config_warnings(rep, &cfg.warnings);
     Ok(cfg)
-}
-
-/// Upstream's `getClient`: the kubeconfig's client, or in a dry run a decorator over it that
-/// records writes and prints every read with what it returned.
-pub(crate) fn client(inv: &Invocation<'_>, path: &Path, dry_run: bool) -> Result<Box<dyn Cluster>, String> {
-    let what = if dry_run {
-        "failed to load kubeconfig"
-    } else {
-        "failed to load admin kubeconfig"
-    };
-    crate::setup::open_check(path).map_err(|e| {
-        format!(
-            "{what}: open {}: {}",
-            path.display(),
-            kubeadm_api::gofmt::io_error(&e)
-        )
-    })?;
-    let real = KubeCluster::from_kubeconfig(path).map_err(|e| e.to_string())?;
-    if !dry_run {
-        return Ok(Box::new(real));
-    }
-    let rep: Arc<dyn Reporter> = Arc::new(reporter(inv));
-    Ok(Box::new(
-        DryRunCluster::new(rep, kubeadm_yaml::to_string)
-            .with_backend(Box::new(real))
-            .print_reads(),
-    ))
 }

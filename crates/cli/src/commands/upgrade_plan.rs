@@ -8,7 +8,7 @@
 //! upstream's fetch fails on a machine without internet and it falls back to its own version,
 //! which is what the offline resolution returns.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use kubeadm_api::v1beta3::BootstrapTokenString;
 use kubeadm_api::validation::validate_ignore_preflight_errors;
@@ -27,8 +27,10 @@ use kubeadm_phases::upgrade::plan::print_upgrade;
 use kubeadm_phases::upgrade::versions::ClusterVersions;
 
 use crate::cobra::execute::Invocation;
-use crate::commands::config_load::image_settings;
-use crate::error::{CommandError, Output};
+use crate::error::{BadInput, CommandError, Output, UpgradePlanError};
+use crate::options::config_load::image_settings;
+use crate::printers::PrinterError;
+use crate::setup::workflow_data::ClientError;
 use crate::setup::{host_facts, reporter};
 
 /// `kubeadm upgrade plan`.
@@ -40,31 +42,29 @@ pub(crate) fn run(inv: &Invocation<'_>, _: &mut Output) -> Result<(), CommandErr
         "json" => Format::Json,
         "yaml" => Format::Yaml,
         other => {
-            return Err(CommandError::Validation(format!(
-                "could not construct output printer: unable to match a printer suitable for the output format {}, allowed formats are: json,text,yaml",
-                kubeadm_api::gofmt::quote(other)
-            )));
+            return Err(PrinterError::UnknownFormat {
+                format: other.to_string(),
+                allowed: "json,text,yaml".to_string(),
+            }
+            .into());
         }
     };
     let printer = Printer { format, rep: &rep };
 
     let kubeconfig = f.string("kubeconfig");
-    let client_error = |reason: String| {
-        CommandError::Failed(format!(
-            "couldn't create a Kubernetes client from file {kubeconfig:?}: {reason}"
-        ))
+    let client_error = |source: ClientError| CommandError::Client {
+        kubeconfig: kubeconfig.clone(),
+        source,
     };
-    if let Err(e) = RealFs.read(Path::new(&kubeconfig)) {
-        return Err(client_error(format!(
-            "failed to load admin kubeconfig: open {kubeconfig}: {}",
-            kubeadm_api::gofmt::io_error(&e)
-        )));
+    if let Err(source) = RealFs.read(Path::new(&kubeconfig)) {
+        return Err(client_error(ClientError::Open {
+            dry_run: false,
+            path: PathBuf::from(&kubeconfig),
+            source,
+        }));
     }
-    let cluster = KubeCluster::from_kubeconfig(Path::new(&kubeconfig)).map_err(|e| {
-        client_error(format!(
-            "failed to create API client configuration from kubeconfig: {e}"
-        ))
-    })?;
+    let cluster = KubeCluster::from_kubeconfig(Path::new(&kubeconfig))
+        .map_err(|e| client_error(ClientError::ApiConfig(e)))?;
 
     printer.print("[upgrade/config] Making sure the configuration is correct:\n");
     let mut new_token = || BootstrapTokenString::generate(rand::random::<u8>);
@@ -87,7 +87,7 @@ pub(crate) fn run(inv: &Invocation<'_>, _: &mut Output) -> Result<(), CommandErr
         &f.strings("ignore-preflight-errors"),
         &cfg.init.node_registration.ignore_preflight_errors,
     )
-    .map_err(|e| CommandError::Validation(e.to_string()))?;
+    .map_err(BadInput::from)?;
     let ignore = IgnoreSet::from(ignore);
 
     let pause = image_settings(&cfg).pause_image();
@@ -102,8 +102,7 @@ pub(crate) fn run(inv: &Invocation<'_>, _: &mut Output) -> Result<(), CommandErr
 
     let gates = f.string("feature-gates");
     if !gates.is_empty() {
-        kubeadm_api::features::parse_feature_gates(&gates)
-            .map_err(|e| CommandError::Validation(format!("[upgrade/config] FATAL: {e}")))?;
+        kubeadm_api::features::parse_feature_gates(&gates).map_err(UpgradePlanError::FeatureGates)?;
     }
 
     if f.bool("print-config") {
@@ -136,21 +135,17 @@ pub(crate) fn run(inv: &Invocation<'_>, _: &mut Output) -> Result<(), CommandErr
         }
         Message::Warning(text) => rep.warn("compute.go", &text),
     };
-    let upgrades = available_upgrades(&mut getter, target.as_deref(), options, &mut sink).map_err(|e| {
-        let msg = format!("[upgrade/versions] FATAL: {e}");
-        // A target version that is not one is bad input (exit 3); upstream exits 1.
-        let bad_target = target
-            .as_deref()
-            .is_some_and(|t| kubeadm_core::upgrade::version::SemanticVersion::parse(t).is_err());
-        if bad_target {
-            CommandError::Validation(msg)
-        } else {
-            CommandError::Failed(msg)
-        }
-    })?;
+    let upgrades =
+        available_upgrades(&mut getter, target.as_deref(), options, &mut sink).map_err(|source| {
+            // A target version that is not one is bad input (exit 3); upstream exits 1.
+            let bad_target = target
+                .as_deref()
+                .is_some_and(|t| kubeadm_core::upgrade::version::SemanticVersion::parse(t).is_err());
+            UpgradePlanError::Versions { source, bad_target }
+        })?;
 
     let states = component_config_states(&cluster, &RealFs, &f.string("config"), &rep)
-        .map_err(|e| CommandError::Failed(format!("[upgrade/versions] FATAL: {e}")))?;
+        .map_err(|reason| UpgradePlanError::ComponentConfigs { reason })?;
     if upgrades.is_empty() {
         return Ok(());
     }

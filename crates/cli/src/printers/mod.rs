@@ -9,11 +9,10 @@
 pub(crate) mod gofmt;
 pub(crate) mod gotemplate;
 pub(crate) mod jsonpath;
+pub(crate) mod sorted_json;
 
 use kubeadm_effects::fs::Fs;
 use serde_json::Value;
-
-use crate::error::CommandError;
 
 /// What `-o` asks for.
 #[derive(Debug)]
@@ -41,11 +40,66 @@ enum Engine {
 const JSONPATH_FORMATS: [&str; 3] = ["jsonpath", "jsonpath-as-json", "jsonpath-file"];
 const TEMPLATE_FORMATS: [&str; 4] = ["go-template", "go-template-file", "template", "templatefile"];
 
+/// Why an output printer could not be made (every one of these is bad input, exit code 3), or
+/// could not print; upstream's words, prefixed as upstream's commands prefix them. The template
+/// engines report their own errors as text.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum PrinterError {
+    /// No printer has this format.
+    #[error(
+        "could not construct output printer: unable to match a printer suitable for the output format {}, allowed formats are: {allowed}",
+        kubeadm_api::gofmt::quote(format)
+    )]
+    UnknownFormat {
+        /// The `-o` value.
+        format: String,
+        /// The formats the command allows, as upstream lists them.
+        allowed: String,
+    },
+    /// A template format without a template.
+    #[error("could not construct output printer: template format specified but no template given")]
+    NoTemplate,
+    /// The template file could not be read.
+    #[error(
+        "could not construct output printer: error reading --template {path}, {}",
+        kubeadm_api::gofmt::read_file_error(path, source)
+    )]
+    ReadTemplate {
+        /// The file.
+        path: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The JSONPath expression does not parse.
+    #[error("could not construct output printer: error parsing jsonpath {raw}, {reason}")]
+    JsonPath {
+        /// The expression.
+        raw: String,
+        /// The parser's error.
+        reason: String,
+    },
+    /// The Go template does not parse.
+    #[error("could not construct output printer: error parsing template {raw}, {reason}")]
+    Template {
+        /// The template.
+        raw: String,
+        /// The parser's error.
+        reason: String,
+    },
+    /// The template failed on the object.
+    #[error("unable to print {object}: {reason}")]
+    Print {
+        /// What was printed (`images`, `token <token>`).
+        object: String,
+        /// The template engine's error.
+        reason: String,
+    },
+}
+
 /// Upstream's `PrintFlags.ToPrinter` for `format` (the `-o` value): `allowed` lists the formats in
 /// the error of a format none matches; `allow_missing` is `--allow-missing-template-keys`. Every
 /// error is bad input (exit code 3), prefixed as upstream's commands prefix it.
-pub(crate) fn printer(format: &str, allow_missing: bool, allowed: &str) -> Result<Printer, CommandError> {
-    let bad = |m: String| CommandError::Validation(format!("could not construct output printer: {m}"));
+pub(crate) fn printer(format: &str, allow_missing: bool, allowed: &str) -> Result<Printer, PrinterError> {
     match format {
         "text" => return Ok(Printer::Text),
         "json" => return Ok(Printer::Json),
@@ -66,36 +120,38 @@ pub(crate) fn printer(format: &str, allow_missing: bool, allowed: &str) -> Resul
     } else if let Some((k, t)) = split(&TEMPLATE_FORMATS) {
         (k, t, false)
     } else {
-        return Err(bad(format!(
-            "unable to match a printer suitable for the output format {}, allowed formats are: {allowed}",
-            kubeadm_api::gofmt::quote(format)
-        )));
+        return Err(PrinterError::UnknownFormat {
+            format: format.to_string(),
+            allowed: allowed.to_string(),
+        });
     };
     if template.is_empty() {
-        return Err(bad("template format specified but no template given".into()));
+        return Err(PrinterError::NoTemplate);
     }
     let raw = if kind.ends_with("file") {
         kubeadm_host::fs::RealFs
             .read(std::path::Path::new(&template))
             .map(|b| String::from_utf8_lossy(&b).into_owned())
-            .map_err(|e| {
-                bad(format!(
-                    "error reading --template {template}, {}",
-                    kubeadm_api::gofmt::read_file_error(&template, &e)
-                ))
+            .map_err(|source| PrinterError::ReadTemplate {
+                path: template.clone(),
+                source,
             })?
     } else {
         template
     };
     let engine = if jsonpath {
-        let mut jp =
-            jsonpath::JsonPath::parse(&raw).map_err(|e| bad(format!("error parsing jsonpath {raw}, {e}")))?;
+        let mut jp = jsonpath::JsonPath::parse(&raw).map_err(|reason| PrinterError::JsonPath {
+            raw: raw.clone(),
+            reason,
+        })?;
         jp.allow_missing_keys = allow_missing;
         jp.output_json = kind == "jsonpath-as-json";
         Engine::JsonPath(jp)
     } else {
-        let mut t = gotemplate::Template::parse("output", &raw)
-            .map_err(|e| bad(format!("error parsing template {raw}, {e}")))?;
+        let mut t = gotemplate::Template::parse("output", &raw).map_err(|reason| PrinterError::Template {
+            raw: raw.clone(),
+            reason,
+        })?;
         t.missing_key_error = !allow_missing;
         Engine::GoTemplate(t)
     };

@@ -6,6 +6,8 @@
 #![allow(clippy::disallowed_methods)]
 
 pub(crate) mod host_facts;
+pub(crate) mod secrets;
+pub(crate) mod workflow_data;
 
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -24,7 +26,6 @@ use kubeadm_host::keygen::AwsLcKeyGen;
 use kubeadm_host::report::TerminalReporter;
 
 use crate::cobra::execute::Invocation;
-use crate::error::CommandError;
 
 /// The file system: the real one, or with `--dry-run` the dry-run decorator over it (reads pass
 /// through, writes are printed and kept in memory).
@@ -229,22 +230,31 @@ pub(crate) fn files_below(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
 
 /// The global `--rootfs` flag: like upstream's persistent pre-run, chroot into the given directory
 /// (and go to its `/`) before any command runs, so every path the command uses lives under it.
-pub(crate) fn enter_rootfs(rootfs: &str) -> Result<(), CommandError> {
+pub(crate) fn enter_rootfs(rootfs: &str) -> Result<(), RootfsError> {
     if rootfs.is_empty() {
         return Ok(());
     }
-    std::os::unix::fs::chroot(rootfs).map_err(|e| {
-        CommandError::Failed(format!(
-            "unable to chroot to {rootfs}: {}",
-            kubeadm_api::gofmt::io_error(&e)
-        ))
+    std::os::unix::fs::chroot(rootfs).map_err(|source| RootfsError::Chroot {
+        rootfs: rootfs.to_string(),
+        source,
     })?;
-    std::env::set_current_dir("/").map_err(|e| {
-        CommandError::Failed(format!(
-            "unable to chdir to /: {}",
-            kubeadm_api::gofmt::io_error(&e)
-        ))
-    })
+    std::env::set_current_dir("/").map_err(RootfsError::Chdir)
+}
+
+/// Why `--rootfs` could not be entered.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum RootfsError {
+    /// The chroot failed.
+    #[error("unable to chroot to {rootfs}: {}", kubeadm_api::gofmt::io_error(source))]
+    Chroot {
+        /// The `--rootfs` directory.
+        rootfs: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// Going to the new root's `/` failed.
+    #[error("unable to chdir to /: {}", kubeadm_api::gofmt::io_error(.0))]
+    Chdir(#[source] std::io::Error),
 }
 
 #[cfg(test)]

@@ -60,7 +60,7 @@ pub(crate) fn run_local(data: &mut InitData) -> Result<(), PhaseError> {
         data.manifest_dir.display().to_string()
     ));
     if manifests::rootless::enabled(&data.cfg.cluster) {
-        return Err(Box::new(EtcdError::Rootless));
+        return Err(EtcdError::Rootless.into());
     }
     let pod = manifests::etcd_pod(
         &data.cfg.cluster,
@@ -72,5 +72,5 @@ pub(crate) fn run_local(data: &mut InitData) -> Result<(), PhaseError> {
     .map_err(EtcdError::from)?;
     // Upstream wraps whatever CreateLocalEtcdStaticPodManifestFile returns, the patching and
     // the writing included.
-    write_static_pod(data, pod).map_err(|e| Box::new(EtcdError::Write(e.to_string())) as PhaseError)
+    write_static_pod(data, pod).map_err(|e| PhaseError::from(EtcdError::Write(e.to_string())))
 }

@@ -25,7 +25,7 @@ pub(crate) fn run(data: &mut InitData) -> Result<(), PhaseError> {
         }
     }
     match run.error {
-        Some(e) => Err(Box::new(e)),
+        Some(e) => Err(PhaseError::preflight(e)),
         None => Ok(()),
     }
 }

@@ -75,7 +75,7 @@ pub(crate) fn run(data: &mut InitData) -> Result<(), PhaseError> {
             data.reporter
                 .out(&failure_text(&e, &data.cfg.init.node_registration.cri_socket));
             data.reporter.out(&diagnosis(data, client));
-            Err(Box::new(WaitError::Timeout))
+            Err(WaitError::Timeout.into())
         }
     }
 }

@@ -178,7 +178,7 @@ fn write_etcd_manifest(cp: &mut InitData, initial: &[EtcdMember], dry_run: bool)
     }
     cp.say("[etcd] Creating static Pod manifest for \"etcd\"");
     if manifests::rootless::enabled(&cp.cfg.cluster) {
-        return Err(Box::new(JoinEtcdError::Rootless));
+        return Err(JoinEtcdError::Rootless.into());
     }
     let pod = manifests::etcd_pod(
         &cp.cfg.cluster,

@@ -148,11 +148,11 @@ fn kubelet_start(data: &mut JoinData, bootstrap: &Path) -> Result<(), PhaseError
         });
     match bootstrap_client.get(&Resource::nodes(), "", &node_name) {
         Ok(node) if node_is_ready(&node) => {
-            return Err(Box::new(KubeletStartError::NodeExists(node_name)));
+            return Err(KubeletStartError::NodeExists(node_name).into());
         }
         Ok(_) => {}
         Err(e) if e.is_not_found() => {}
-        Err(e) => return Err(Box::new(KubeletStartError::GetNode(node_name, e))),
+        Err(e) => return Err(KubeletStartError::GetNode(node_name, e).into()),
     }
 
     if data.dry_run {
@@ -163,7 +163,7 @@ fn kubelet_start(data: &mut JoinData, bootstrap: &Path) -> Result<(), PhaseError
         crate::kubelet::try_stop(&*data.init_system, &|l| data.say(l), &*data.reporter);
     }
     let Some(init_cfg) = data.init_cfg.as_ref() else {
-        return Err(Box::new(KubeletStartError::NoKubeletConfig));
+        return Err(KubeletStartError::NoKubeletConfig.into());
     };
     let kc_cfg = init_cfg
         .component_configs
@@ -249,7 +249,7 @@ fn kubelet_start(data: &mut JoinData, bootstrap: &Path) -> Result<(), PhaseError
                 &local,
             ));
             data.reporter.out(&crate::diagnose::render(&findings, &[]));
-            return Err(Box::new(e));
+            return Err(e.into());
         }
     };
     data.reporter.info(

@@ -70,7 +70,7 @@ fn report(data: &JoinData, run: PreflightRun) -> Result<(), PhaseError> {
         }
     }
     match run.error {
-        Some(e) => Err(Box::new(e)),
+        Some(e) => Err(PhaseError::preflight(e)),
         None => Ok(()),
     }
 }

@@ -40,11 +40,13 @@ pub(crate) fn run_preflight(data: &mut ResetData) -> Result<(), PhaseError> {
         return if answer == "y" || answer == "yes" {
             Ok(())
         } else {
-            Err(Box::new(ConfirmError::Declined))
+            Err(ConfirmError::Declined.into())
         };
     }
     data.say("[preflight] Running pre-flight checks");
     let ignore = IgnoreSet::from(data.ignore_preflight_errors.clone());
-    run_checks(&root_checks(), &*data.host_probe, &*data.runtime, &ignore).report(&*data.reporter)?;
+    run_checks(&root_checks(), &*data.host_probe, &*data.runtime, &ignore)
+        .report(&*data.reporter)
+        .map_err(PhaseError::preflight)?;
     Ok(())
 }

@@ -130,10 +130,6 @@ impl std::fmt::Debug for Apply<'_> {
     }
 }
 
-fn failed(e: impl std::fmt::Display) -> UpgradeError {
-    UpgradeError::Failed(e.to_string())
-}
-
 impl Apply<'_> {
     /// Runs `upgrade apply`: `Ok` when the control plane of this node is upgraded (or, in a dry
     /// run, when it would be).
@@ -183,14 +179,10 @@ impl Apply<'_> {
         if !legacy {
             let given = args.iter().filter(|a| !a.is_empty()).count();
             if given > 1 {
-                return Err(UpgradeError::Validation(
-                    "too many arguments. Required arguments: [version]".into(),
-                ));
+                return Err(UpgradeError::TooManyArguments);
             }
             if given < 1 {
-                return Err(UpgradeError::Validation(
-                    "missing one or more required arguments. Required arguments: [version]".into(),
-                ));
+                return Err(UpgradeError::MissingVersion);
             }
         }
         if let [version] = args {
@@ -201,7 +193,7 @@ impl Apply<'_> {
             &f.ignore_preflight_errors,
             &cfg.init.node_registration.ignore_preflight_errors,
         )
-        .map_err(|e| UpgradeError::Validation(e.to_string()))?;
+        .map_err(UpgradeError::from)?;
         cfg.init.node_registration.ignore_preflight_errors = ignore.iter().cloned().collect();
         let ignore = IgnoreSet::from(ignore);
 
@@ -210,7 +202,7 @@ impl Apply<'_> {
 
         if !f.feature_gates.is_empty() {
             cfg.cluster.feature_gates = kubeadm_api::features::parse_feature_gates(&f.feature_gates)
-                .map_err(|e| UpgradeError::Validation(format!("[upgrade/config] FATAL: {e}")))?;
+                .map_err(UpgradeError::FeatureGates)?;
         }
         if f.print_config {
             print_configuration(&printer, &cfg);
@@ -221,17 +213,14 @@ impl Apply<'_> {
         let (version, resolved) = normalize_kubernetes_version(&cfg.cluster)?;
         cfg.cluster.kubernetes_version = version.clone();
         cfg.resolved = resolved;
-        let new_version = SemanticVersion::parse(&version).map_err(|_| {
-            failed(format!(
-                "unable to parse normalized version {version:?} as a semantic version"
-            ))
-        })?;
+        let new_version =
+            SemanticVersion::parse(&version).map_err(|_| UpgradeError::UnparsableVersion(version.clone()))?;
         // Upstream's `features.ValidateVersion` next: no 1.25 feature gate has a minimum version.
 
         rep.out(&format!(
             "[upgrade/version] You have chosen to change the cluster version to {version:?}\n"
         ));
-        let version_client = server_version().map_err(failed)?;
+        let version_client = server_version().map_err(|reason| UpgradeError::ServerVersion { reason })?;
         let server_version = || {
             if dry_run {
                 rep.out("[dryrun] Would perform action GET on resource \"version\" in API group \"core/\"\n");
@@ -251,17 +240,17 @@ impl Apply<'_> {
         let skew = enforce_version_policies(&mut getter, &version, &new_version, policy, &mut |l| rep.out(l));
         if let Some(errs) = skew {
             if !errs.mandatory.is_empty() {
-                return Err(failed(format!(
-                    "[upgrade/version] FATAL: the --version argument is invalid due to these fatal errors:\n\n{}\nPlease fix the misalignments highlighted above and try upgrading again",
-                    format_errors(&errs.mandatory)
-                )));
+                return Err(UpgradeError::VersionSkew {
+                    errors: errs.mandatory,
+                    mandatory: true,
+                });
             }
             if !errs.skippable.is_empty() {
                 if !f.force {
-                    return Err(failed(format!(
-                        "[upgrade/version] FATAL: the --version argument is invalid due to these errors:\n\n{}\nCan be bypassed if you pass the --force flag",
-                        format_errors(&errs.skippable)
-                    )));
+                    return Err(UpgradeError::VersionSkew {
+                        errors: errs.skippable,
+                        mandatory: false,
+                    });
                 }
                 rep.out(&format!(
                     "[upgrade/version] Found {} potential version compatibility errors but skipping since the --force flag is set: \n\n{}",
@@ -283,15 +272,12 @@ impl Apply<'_> {
         };
         pull_images(&cfg, &ignore, host_probe, &runtime, dry_run, "upgrade/prepull")
             .report(rep)
-            .map_err(|e| UpgradeError::Preflight(e.to_string()))?;
+            .map_err(UpgradeError::from)?;
 
         let patches = if f.patches.is_empty() {
             None
         } else {
-            Some(
-                read_patches(&f.patches)
-                    .map_err(|e| failed(format!("[upgrade/apply] FATAL: {}", e.detailed())))?,
-            )
+            Some(read_patches(&f.patches).map_err(UpgradeError::Patches)?)
         };
         let external_ca = crate::upgrade::diff::using_external_ca(
             fs,
@@ -300,7 +286,8 @@ impl Apply<'_> {
             now(),
         );
         let facts = manifest_facts(external_ca);
-        let timeout = manifest_timeout(timeout_value.as_deref()).map_err(UpgradeError::Validation)?;
+        let timeout =
+            manifest_timeout(timeout_value.as_deref()).map_err(|reason| UpgradeError::Timeout { reason })?;
         rep.out(&format!(
             "[upgrade/apply] Upgrading your Static Pod-hosted control plane to version {version:?} (timeout: {})...\n",
             timeout_text(timeout)
@@ -328,13 +315,13 @@ impl Apply<'_> {
             }
             .perform()
         };
-        upgraded.map_err(|e| failed(format!("[upgrade/apply] FATAL: {e}")))?;
+        upgraded.map_err(UpgradeError::StaticPods)?;
         // Writing the API server's manifest recorded its authorization modes in the configuration,
         // which is what upstream uploads below.
         let _ = kubeadm_core::manifests::record_authorization_mode(&mut cfg.cluster);
 
         rep.out(&old_taint_message());
-        remove_old_control_plane_taint(cluster).map_err(UpgradeError::Failed)?;
+        remove_old_control_plane_taint(cluster).map_err(|reason| UpgradeError::Taint { reason })?;
 
         // A dry run writes the kubelet's configuration to a temporary folder (in the dry-run
         // overlay here) and prints it as if in its real place.
@@ -355,7 +342,7 @@ impl Apply<'_> {
             reporter: rep,
         }
         .run()
-        .map_err(|e| failed(format!("[upgrade/postupgrade] FATAL post-upgrade error: {e}")))?;
+        .map_err(|reason| UpgradeError::PostUpgrade { reason })?;
 
         if dry_run {
             // Upstream's line has a no-break space after the prefix.
@@ -383,7 +370,7 @@ fn normalize_kubernetes_version(
         &kubeadm_api::version::offline,
         &mut warnings,
     )
-    .map_err(|e| UpgradeError::Validation(e.to_string()))?;
+    .map_err(UpgradeError::from)?;
     Ok((copy.kubernetes_version, resolved))
 }
 
@@ -393,14 +380,12 @@ fn confirm(
     read_answer: &mut dyn FnMut() -> std::io::Result<String>,
 ) -> Result<(), UpgradeError> {
     rep.out("[upgrade] Are you sure you want to proceed? [y/N]: ");
-    let line = read_answer().map_err(|e| failed(format!("couldn't read from standard input: {e}")))?;
+    let line = read_answer().map_err(UpgradeError::Stdin)?;
     let answer = line.strip_suffix('\n').unwrap_or(&line);
     let answer = answer.strip_suffix('\r').unwrap_or(answer).to_lowercase();
     if answer == "y" || answer == "yes" {
         Ok(())
     } else {
-        Err(failed(
-            "won't proceed; the user didn't answer (Y|y) in order to continue",
-        ))
+        Err(UpgradeError::Declined)
     }
 }

@@ -16,8 +16,8 @@ use kubeadm_effects::report::Reporter;
 use crate::config_from_cluster::{FetchConfigError, fetch_init_config};
 use crate::log_config_warnings;
 use crate::preflight::{IgnoreSet, collect_findings};
-use crate::upgrade::UpgradeError;
 use crate::upgrade::versions::dns_version;
+use crate::upgrade::{ConfigFailure, UpgradeError};
 
 /// How the plan is printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,7 +72,7 @@ pub fn load_config(
     new_token: &mut dyn FnMut() -> BootstrapTokenString,
     printer: &Printer<'_>,
 ) -> Result<(InitConfig, bool), UpgradeError> {
-    let fatal = |e: String| UpgradeError::Failed(format!("[upgrade/config] FATAL: {e}"));
+    let fatal = UpgradeError::Config;
     let mut inputs = DynamicInputs {
         host,
         new_token,
@@ -82,11 +82,11 @@ pub fn load_config(
         let text = fs
             .read(Path::new(path))
             .map(|b| String::from_utf8_lossy(&b).into_owned())
-            .map_err(|e| {
-                fatal(format!(
-                    "unable to load config from file {path:?}: open {path}: {}",
-                    kubeadm_api::gofmt::io_error(&e)
-                ))
+            .map_err(|source| {
+                fatal(ConfigFailure::Read {
+                    path: path.to_string(),
+                    source,
+                })
             })?;
         let kubeadm_types = text.lines().any(|l| {
             l.trim_start()
@@ -98,7 +98,7 @@ pub fn load_config(
                 "common.go",
                 "WARNING: Usage of the --config flag with kubeadm config types for reconfiguring the cluster during upgrade is not recommended!",
             );
-            let cfg = load_init_config(path, &text, &mut inputs).map_err(|e| fatal(e.to_string()))?;
+            let cfg = load_init_config(path, &text, &mut inputs).map_err(|e| fatal(e.into()))?;
             log_config_warnings(printer.rep, &cfg.warnings);
             return Ok((cfg, true));
         }
@@ -144,7 +144,8 @@ pub fn load_config(
                 log_config_warnings(printer.rep, &again);
             }
             if path.is_empty() {
-                mutate_image_repository(&mut cfg, cluster, printer.rep).map_err(fatal)?;
+                mutate_image_repository(&mut cfg, cluster, printer.rep)
+                    .map_err(|reason| fatal(ConfigFailure::ImageRepository { reason }))?;
             }
             Ok((cfg, false))
         }
@@ -157,16 +158,13 @@ pub fn load_config(
                  \t- OPTION 2: Run 'kubeadm config upload from-file' and specify the same config file you passed to 'kubeadm init' when you created your control-plane.\n\
                  \t- OPTION 3: Pass a config file to 'kubeadm upgrade' using the --config flag.\n\n",
             );
-            Err(fatal(
-                "the ConfigMap \"kubeadm-config\" in the kube-system namespace used for getting configuration information was not found"
-                    .into(),
-            ))
+            Err(fatal(ConfigFailure::NoConfigMap))
         }
         Err(FetchConfigError::ConfigMap(e)) => {
             let reason = go_transport_error(&e).unwrap_or_else(|| e.to_string());
-            Err(fatal(format!("failed to get config map: {reason}")))
+            Err(fatal(ConfigFailure::ConfigMap { reason }))
         }
-        Err(e) => Err(fatal(e.to_string())),
+        Err(e) => Err(fatal(e.into())),
     }
 }
 
@@ -271,7 +269,10 @@ pub fn fix_cri_socket_scheme(
             kubeadm_core::cluster::node::two_way_merge_patch(current, &annotated)
         })
         // Upstream names the socket where it means the Node; kept for identical output.
-        .map_err(|e| UpgradeError::Failed(format!("error updating the CRI socket for Node {socket:?}: {e}")))
+        .map_err(|source| UpgradeError::CriSocket {
+            socket: socket.clone(),
+            source,
+        })
 }
 
 /// Upstream's `printConfiguration` (`--print-config`): the ClusterConfiguration as uploaded,
@@ -308,7 +309,7 @@ pub fn preflight_and_health(
         ignore,
         printer.rep,
     )
-    .map_err(|e| UpgradeError::Failed(format!("[upgrade/health] FATAL: {e}")))
+    .map_err(UpgradeError::Health)
 }
 
 /// Upstream's `RunRootCheckOnly`.
@@ -317,8 +318,7 @@ pub fn root_check(host: &dyn HostProbe, ignore: &IgnoreSet, rep: &dyn Reporter) 
         return Ok(());
     }
     let error = Some("user is not running as root".to_string());
-    collect_findings([("IsPrivilegedUser", error)], ignore, rep)
-        .map_err(|e| UpgradeError::Preflight(e.to_string()))
+    collect_findings([("IsPrivilegedUser", error)], ignore, rep).map_err(UpgradeError::from)
 }
 
 /// Upstream's `RunCoreDNSMigrationCheck`: can the deployed CoreDNS be migrated?
@@ -349,5 +349,5 @@ pub fn coredns_checks(
         ignore,
         rep,
     )
-    .map_err(|e| UpgradeError::Preflight(e.to_string()))
+    .map_err(UpgradeError::from)
 }

@@ -11,7 +11,7 @@ use crate::upgrade::{SEPARATOR, UpgradeError};
 /// Upstream's `printUpgradePlan`: in text, the kubelets to upgrade by hand, the control plane's
 /// table, the command to run and the kubeadm to get first; in JSON/YAML, the `UpgradePlan`.
 pub fn print_upgrade(up: &Upgrade, external_etcd: bool, printer: &Printer<'_>) -> Result<(), UpgradeError> {
-    let (rows, flag) = component_plan(up, external_etcd).map_err(|e| UpgradeError::Failed(e.to_string()))?;
+    let (rows, flag) = component_plan(up, external_etcd)?;
     let mut shown = Vec::new();
     let mut text = String::new();
     let mut table: Vec<String> = Vec::new();

@@ -28,10 +28,11 @@ pub(crate) fn run_control_plane(data: &mut NodeData) -> Result<(), PhaseError> {
     let patches = match &data.patches {
         Some((_, Ok(pm))) => Some(pm),
         Some((_, Err(e))) => {
-            return Err(Box::new(StaticPodsError(StaticPodUpgradeError(format!(
+            return Err(StaticPodsError(StaticPodUpgradeError(format!(
                 "error creating init static pod manifest files: {}",
                 e.detailed()
-            )))));
+            )))
+            .into());
         }
         None => None,
     };

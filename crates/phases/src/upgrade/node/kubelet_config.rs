@@ -82,7 +82,7 @@ pub(crate) fn run_kubelet_config(data: &mut NodeData) -> Result<(), PhaseError> 
                 "[patches] Reading patches from path {}",
                 kubeadm_api::gofmt::quote(dir)
             ));
-            return Err(Box::new(KubeletConfigError::Patch(e.clone())));
+            return Err(KubeletConfigError::Patch(e.clone()).into());
         }
         None => None,
     };

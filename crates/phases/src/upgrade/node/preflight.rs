@@ -11,7 +11,9 @@ use crate::upgrade::node::NodeData;
 pub(crate) fn run_preflight(data: &mut NodeData) -> Result<(), PhaseError> {
     data.say("[preflight] Running pre-flight checks");
     let ignore = IgnoreSet::from(data.ignore_preflight_errors.clone());
-    run_checks(&root_checks(), &*data.host_probe, &*data.runtime, &ignore).report(&*data.reporter)?;
+    run_checks(&root_checks(), &*data.host_probe, &*data.runtime, &ignore)
+        .report(&*data.reporter)
+        .map_err(PhaseError::preflight)?;
     if !data.is_control_plane {
         data.say("[preflight] Skipping prepull. Not a control plane node.");
         return Ok(());
@@ -29,6 +31,7 @@ pub(crate) fn run_preflight(data: &mut NodeData) -> Result<(), PhaseError> {
         data.dry_run,
         "preflight",
     )
-    .report(&*data.reporter)?;
+    .report(&*data.reporter)
+    .map_err(PhaseError::preflight)?;
     Ok(())
 }

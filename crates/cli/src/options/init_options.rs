@@ -12,9 +12,9 @@ use kubeadm_api::validation::validate_ignore_preflight_errors;
 use kubeadm_core::layout::{ADMIN_CONF, KUBERNETES_DIR};
 
 use crate::cobra::execute::Invocation;
-use crate::commands::config_load::{load_or_default_init, log_warnings};
-use crate::commands::mixed_args;
-use crate::error::CommandError;
+use crate::error::{BadInput, CommandError};
+use crate::options::config_load::{load_or_default_init, log_warnings};
+use crate::options::mixed_args;
 use crate::setup::host_facts;
 use crate::setup::reporter;
 
@@ -56,9 +56,8 @@ fn or_default(inv: &Invocation<'_>, name: &str, default: &str) -> String {
 /// Builds the init options from the invocation's flags.
 pub(crate) fn load(inv: &Invocation<'_>) -> Result<InitOptions, CommandError> {
     let f = &inv.flags;
-    let feature_gates = features::parse_feature_gates(&f.string("feature-gates"))
-        .map_err(|e| CommandError::Validation(e.to_string()))?;
-    mixed_args::validate(f).map_err(|e| CommandError::Validation(e.to_string()))?;
+    let feature_gates = features::parse_feature_gates(&f.string("feature-gates")).map_err(BadInput::from)?;
+    mixed_args::validate(f).map_err(BadInput::from)?;
 
     // The first and only bootstrap token when no config file is given. Upstream's flag options
     // (`newInitOptions`) give it a description that a token from a config file does not get.
@@ -68,9 +67,7 @@ pub(crate) fn load(inv: &Invocation<'_>) -> Result<InitOptions, CommandError> {
     };
     let token_str = f.string("token");
     if !token_str.is_empty() {
-        token.token = Some(
-            BootstrapTokenString::parse(&token_str).map_err(|e| CommandError::Validation(e.to_string()))?,
-        );
+        token.token = Some(BootstrapTokenString::parse(&token_str).map_err(BadInput::from)?);
     }
     if f.value("token-ttl").is_some() {
         token.ttl = Some(Duration::from_nanos(f.duration_nanos("token-ttl")));
@@ -107,7 +104,7 @@ pub(crate) fn load(inv: &Invocation<'_>) -> Result<InitOptions, CommandError> {
     let host = host_facts::gather();
     let config_path = f.string("config");
     let mut cfg = if config_path.is_empty() {
-        crate::commands::config_load::defaulted_init(&host, init.clone(), cluster)?
+        crate::options::config_load::defaulted_init(&host, init.clone(), cluster)?
     } else {
         load_or_default_init(&host, &config_path, ClusterConfiguration::default(), "")?
     };
@@ -117,7 +114,7 @@ pub(crate) fn load(inv: &Invocation<'_>) -> Result<InitOptions, CommandError> {
         &f.strings("ignore-preflight-errors"),
         &cfg.init.node_registration.ignore_preflight_errors,
     )
-    .map_err(|e| CommandError::Validation(e.to_string()))?;
+    .map_err(BadInput::from)?;
     cfg.init.node_registration.ignore_preflight_errors = ignore.iter().cloned().collect();
 
     if !init.node_registration.name.is_empty() {
@@ -125,7 +122,7 @@ pub(crate) fn load(inv: &Invocation<'_>) -> Result<InitOptions, CommandError> {
     }
     verify_bind_address(&cfg.init.local_api_endpoint.advertise_address)?;
 
-    let patches_dir = crate::commands::patches::patches_dir(f.string("patches"), cfg.init.patches.as_ref());
+    let patches_dir = crate::options::patches::patches_dir(f.string("patches"), cfg.init.patches.as_ref());
     Ok(InitOptions {
         dry_run: f.bool("dry-run"),
         ignore_preflight_errors: ignore,
@@ -141,11 +138,9 @@ pub(crate) fn load(inv: &Invocation<'_>) -> Result<InitOptions, CommandError> {
 
 /// Upstream's `VerifyAPIServerBindAddress`: loopback is allowed (it is resolved later), anything else
 /// must be a global unicast address.
-pub(crate) fn verify_bind_address(address: &str) -> Result<(), CommandError> {
+pub(crate) fn verify_bind_address(address: &str) -> Result<(), BadInput> {
     let Some(ip) = kubeadm_api::dynamic::parse_ip_sloppy(address) else {
-        return Err(CommandError::Validation(format!(
-            "cannot parse IP address: {address}"
-        )));
+        return Err(BadInput::UnparsableAddress(address.to_string()));
     };
     if ip.is_loopback() {
         return Ok(());
@@ -161,8 +156,6 @@ pub(crate) fn verify_bind_address(address: &str) -> Result<(), CommandError> {
     if global {
         Ok(())
     } else {
-        Err(CommandError::Validation(format!(
-            "cannot use {address:?} as the bind address for the API Server"
-        )))
+        Err(BadInput::BindAddress(address.to_string()))
     }
 }

@@ -13,8 +13,6 @@ use kubeadm_effects::fs::Fs;
 use kubeadm_host::fs::RealFs;
 use kubeadm_host::report::TerminalReporter;
 
-use crate::error::CommandError;
-
 pub(crate) use kubeadm_phases::log_config_warnings as log_warnings;
 
 /// A random bootstrap token, for the defaulting of configurations that have none.
@@ -22,14 +20,86 @@ pub(crate) fn new_token() -> BootstrapTokenString {
     BootstrapTokenString::generate(rand::random::<u8>)
 }
 
+/// Why the kubeadm configuration could not be used; its text is upstream's, after the prefix the
+/// command gives (upstream wraps these errors per command).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ConfigLoadError {
+    /// The file could not be read (exit code 1).
+    #[error(
+        "{prefix}unable to read config from {path:?} : {}",
+        kubeadm_api::gofmt::read_file_error(path, source)
+    )]
+    Read {
+        /// The command's prefix.
+        prefix: String,
+        /// The file.
+        path: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// Loading, converting, defaulting or validating the configuration failed (exit code 3 when
+    /// the fault is in what the user gave, else 1); where each invalid field is in the user's file
+    /// follows upstream's message.
+    #[error("{prefix}{source}{}", field_locations(source))]
+    Load {
+        /// The command's prefix.
+        prefix: String,
+        /// Why.
+        source: ConfigError,
+    },
+}
+
+impl ConfigLoadError {
+    /// The same error, after `prefix`.
+    fn prefixed(self, prefix: &str) -> Self {
+        match self {
+            ConfigLoadError::Read {
+                prefix: p,
+                path,
+                source,
+            } => ConfigLoadError::Read {
+                prefix: format!("{prefix}{p}"),
+                path,
+                source,
+            },
+            ConfigLoadError::Load { prefix: p, source } => ConfigLoadError::Load {
+                prefix: format!("{prefix}{p}"),
+                source,
+            },
+        }
+    }
+
+    /// Whether the fault is in what the user gave (see [`is_bad_input`]).
+    pub(crate) fn is_bad_input(&self) -> bool {
+        match self {
+            ConfigLoadError::Read { .. } => false,
+            ConfigLoadError::Load { source, .. } => is_bad_input(source),
+        }
+    }
+}
+
+/// Where each invalid field is in the user's file, one `\n\t<location>: <field>` line each.
+fn field_locations(e: &ConfigError) -> String {
+    let mut out = String::new();
+    if let ConfigError::Invalid(list) = e {
+        for fe in &list.0 {
+            if let Some(loc) = fe.location.as_ref().filter(|l| l.position.is_some()) {
+                out.push_str(&format!("\n\t{loc}: {}", fe.field));
+            }
+        }
+    }
+    out
+}
+
 /// Reads the kubeadm config at `path` the way upstream reports failures to do so.
-pub(crate) fn read_config(path: &str) -> Result<String, CommandError> {
-    let bytes = RealFs.read(Path::new(path)).map_err(|e| {
-        CommandError::Failed(format!(
-            "unable to read config from {path:?} : {}",
-            kubeadm_api::gofmt::read_file_error(path, &e)
-        ))
-    })?;
+pub(crate) fn read_config(path: &str) -> Result<String, ConfigLoadError> {
+    let bytes = RealFs
+        .read(Path::new(path))
+        .map_err(|source| ConfigLoadError::Read {
+            prefix: String::new(),
+            path: path.to_string(),
+            source,
+        })?;
     config_text(path, bytes)
 }
 
@@ -37,7 +107,7 @@ pub(crate) fn read_config(path: &str) -> Result<String, CommandError> {
 /// YAML reader refuses them, naming the document's line and column (exit 3, bad input), unless an
 /// earlier document fails first (upstream reads and checks one document at a time); when every
 /// such byte is on a document separator line the reader never sees, the text is kept (lossily).
-pub(crate) fn config_text(path: &str, bytes: Vec<u8>) -> Result<String, CommandError> {
+pub(crate) fn config_text(path: &str, bytes: Vec<u8>) -> Result<String, ConfigLoadError> {
     match String::from_utf8(bytes) {
         Ok(text) => Ok(text),
         Err(e) => {
@@ -50,25 +120,15 @@ pub(crate) fn config_text(path: &str, bytes: Vec<u8>) -> Result<String, CommandE
     }
 }
 
-/// Maps a configuration error to the exit code upstream gives it.
-pub(crate) fn config_error(e: ConfigError, prefix: &str) -> CommandError {
+/// A configuration error as the commands report it, after `prefix`; the warnings found before
+/// it are logged first, as upstream logs them as it goes.
+pub(crate) fn config_error(e: ConfigError, prefix: &str) -> ConfigLoadError {
     let rep = TerminalReporter::new(0, false);
-    // Upstream logs its warnings as it goes, so those found before the error come first.
     let (warnings, e) = e.split();
     log_warnings(&rep, &warnings);
-    let mut msg = format!("{prefix}{e}");
-    // Upstream's message stays as it is; where each invalid field is in the user's file follows.
-    if let ConfigError::Invalid(list) = &e {
-        for fe in &list.0 {
-            if let Some(loc) = fe.location.as_ref().filter(|l| l.position.is_some()) {
-                msg.push_str(&format!("\n\t{loc}: {}", fe.field));
-            }
-        }
-    }
-    if is_bad_input(&e) {
-        CommandError::Validation(msg)
-    } else {
-        CommandError::Failed(msg)
+    ConfigLoadError::Load {
+        prefix: prefix.to_string(),
+        source: e,
     }
 }
 
@@ -99,7 +159,7 @@ pub(crate) fn load_or_default_init(
     config_path: &str,
     cluster: ClusterConfiguration,
     prefix: &str,
-) -> Result<InitConfig, CommandError> {
+) -> Result<InitConfig, ConfigLoadError> {
     load_or_default_init_with(host, config_path, InitConfiguration::default(), cluster, prefix)
 }
 
@@ -111,7 +171,7 @@ pub(crate) fn load_or_default_init_with(
     init: InitConfiguration,
     cluster: ClusterConfiguration,
     prefix: &str,
-) -> Result<InitConfig, CommandError> {
+) -> Result<InitConfig, ConfigLoadError> {
     let mut token = new_token;
     let mut inputs = DynamicInputs {
         host,
@@ -121,11 +181,7 @@ pub(crate) fn load_or_default_init_with(
     let loaded = if config_path.is_empty() {
         defaulted_init_config(init, cluster, &mut inputs)
     } else {
-        let text = read_config(config_path).map_err(|e| match e {
-            CommandError::Failed(m) => CommandError::Failed(format!("{prefix}{m}")),
-            CommandError::Validation(m) => CommandError::Validation(format!("{prefix}{m}")),
-            other => other,
-        })?;
+        let text = read_config(config_path).map_err(|e| e.prefixed(prefix))?;
         load_init_config(config_path, &text, &mut inputs)
     };
     loaded.map_err(|e| config_error(e, prefix))
@@ -136,7 +192,7 @@ pub(crate) fn defaulted_init(
     host: &HostFacts,
     init: InitConfiguration,
     cluster: ClusterConfiguration,
-) -> Result<InitConfig, CommandError> {
+) -> Result<InitConfig, ConfigLoadError> {
     let mut token = new_token;
     let mut inputs = DynamicInputs {
         host,
