@@ -459,22 +459,42 @@ fn go_fold(s: &str) -> String {
         .collect()
 }
 
+/// Why `apiVersion` and `kind` could not be read from a document, as upstream words it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TypeMetaError {
+    /// The document is not a mapping (the JSON type Go names: `array`, `string`, …).
+    #[error(
+        "could not interpret GroupVersionKind; unmarshal error: error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {0} into Go value of type runtime.TypeMeta"
+    )]
+    NotAMapping(&'static str),
+    /// `apiVersion` or `kind` is a mapping or a list.
+    #[error(
+        "could not interpret GroupVersionKind; unmarshal error: error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {json_type} into Go struct field TypeMeta.{field} of type string"
+    )]
+    FieldType {
+        /// The field (`apiVersion`, `kind`).
+        field: String,
+        /// The JSON type Go names.
+        json_type: &'static str,
+    },
+    /// `apiVersion` has more than one `/`.
+    #[error("unexpected GroupVersion string: {0}")]
+    GroupVersion(String),
+}
+
 /// Reads `apiVersion` and `kind` of a document (upstream's `DefaultMetaFactory.Interpret`).
 ///
 /// Upstream reads these two with their Go type as a hint, so a YAML number or boolean there is taken
 /// as its text (`apiVersion: 5` is version `5`); a document that is not a mapping cannot be read.
-pub(crate) fn type_meta(doc: &Document) -> Result<GroupVersionKind, String> {
+pub(crate) fn type_meta(doc: &Document) -> Result<GroupVersionKind, TypeMetaError> {
     let map = match &doc.value {
         serde_json::Value::Object(map) => Some(map),
         serde_json::Value::Null => None,
         other => {
-            return Err(format!(
-                "could not interpret GroupVersionKind; unmarshal error: error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {} into Go value of type runtime.TypeMeta",
-                go_json_type(other)
-            ));
+            return Err(TypeMetaError::NotAMapping(go_json_type(other)));
         }
     };
-    let field = |name: &str| -> Result<String, String> {
+    let field = |name: &str| -> Result<String, TypeMetaError> {
         // Go's encoding/json matches field names without regard to case; of several matches in
         // its (sorted) object, the last wins.
         let found = map.and_then(|m| {
@@ -487,10 +507,10 @@ pub(crate) fn type_meta(doc: &Document) -> Result<GroupVersionKind, String> {
             Some(serde_json::Value::String(s)) => Ok(s.clone()),
             Some(serde_json::Value::Number(n)) => Ok(n.to_string()),
             Some(serde_json::Value::Bool(b)) => Ok(b.to_string()),
-            Some(other) => Err(format!(
-                "could not interpret GroupVersionKind; unmarshal error: error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {} into Go struct field TypeMeta.{name} of type string",
-                go_json_type(other)
-            )),
+            Some(other) => Err(TypeMetaError::FieldType {
+                field: name.to_string(),
+                json_type: go_json_type(other),
+            }),
         }
     };
     let api_version = field("apiVersion")?;
@@ -499,7 +519,7 @@ pub(crate) fn type_meta(doc: &Document) -> Result<GroupVersionKind, String> {
     match api_version.matches('/').count() {
         0 | 1 if api_version != "/" => Ok(GroupVersionKind::new(&api_version, &kind)),
         0 | 1 => Ok(GroupVersionKind::new("", &kind)),
-        _ => Err(format!("unexpected GroupVersion string: {api_version}")),
+        _ => Err(TypeMetaError::GroupVersion(api_version)),
     }
 }
 

@@ -42,7 +42,7 @@ pub struct DynamicInputs<'a> {
     /// A fresh random bootstrap token.
     pub new_token: &'a mut dyn FnMut() -> BootstrapTokenString,
     /// Fetches a release marker (see [`version::resolve`]); [`version::offline`] never connects.
-    pub fetch_version: &'a dyn Fn(&str) -> Result<String, String>,
+    pub fetch_version: &'a dyn Fn(&str) -> Result<String, version::FetchError>,
 }
 
 /// Why dynamic defaulting failed; messages are upstream's.
@@ -67,8 +67,8 @@ pub enum DynamicError {
     #[error(transparent)]
     Version(#[from] VersionError),
     /// `controlPlaneEndpoint` is not `host[:port]`.
-    #[error("{0}")]
-    ControlPlaneEndpoint(String),
+    #[error(transparent)]
+    ControlPlaneEndpoint(crate::validation::HostPortError),
 }
 
 /// What defaulting adds to a `ClusterConfiguration` beyond its wire form.
@@ -239,7 +239,7 @@ pub fn default_api_endpoint(
 pub fn default_cluster_dynamic(
     cluster: &mut ClusterConfiguration,
     local: &ApiEndpoint,
-    fetch: &dyn Fn(&str) -> Result<String, String>,
+    fetch: &dyn Fn(&str) -> Result<String, version::FetchError>,
     warnings: &mut Vec<String>,
 ) -> Result<ResolvedCluster, DynamicError> {
     let mut resolved = ResolvedCluster::default();

@@ -49,27 +49,69 @@ impl GoUrl {
     }
 }
 
-/// `url.Parse(raw)`; the error is Go's `err.Error()`, e.g. `parse "unix://%00": invalid URL escape "%00"`.
-pub fn parse(raw: &str) -> Result<GoUrl, String> {
+/// Why `url.Parse` refused a URL, as Go's `*url.Error` words it: `parse "unix://%00": invalid URL
+/// escape "%00"`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("parse {}: {reason}", crate::gofmt::quote(.url))]
+pub struct UrlError {
+    /// The URL refused (with its fragment when the fragment is at fault).
+    pub url: String,
+    /// What is wrong with it.
+    pub reason: UrlErrorKind,
+}
+
+/// What is wrong with a URL Go's `url.Parse` refuses.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UrlErrorKind {
+    /// An ASCII control byte anywhere.
+    #[error("net/url: invalid control character in URL")]
+    ControlCharacter,
+    /// A scheme that is empty (the URL starts with `:`).
+    #[error("missing protocol scheme")]
+    MissingScheme,
+    /// A relative reference whose first segment has a colon (`10.0.0.1:2379`).
+    #[error("first path segment in URL cannot contain colon")]
+    ColonInFirstSegment,
+    /// User information with characters it may not hold.
+    #[error("net/url: invalid userinfo")]
+    InvalidUserinfo,
+    /// A `[` without its `]` in the host.
+    #[error("missing ']' in host")]
+    MissingBracket,
+    /// A port that is not digits (the text from its colon).
+    #[error("invalid port {} after host", crate::gofmt::quote(.0))]
+    InvalidPort(String),
+    /// A malformed `%`-escape, or one a host may not hold (up to three bytes from the `%`).
+    #[error("invalid URL escape {}", crate::gofmt::quote(.0))]
+    InvalidEscape(String),
+    /// A host character outside RFC 3986's set.
+    #[error("invalid character {} in host name", crate::gofmt::quote(.0))]
+    InvalidHostCharacter(String),
+}
+
+/// `url.Parse(raw)`; the error is Go's, e.g. `parse "unix://%00": invalid URL escape "%00"`.
+pub fn parse(raw: &str) -> Result<GoUrl, UrlError> {
     let (before, fragment) = match raw.split_once('#') {
         Some((b, f)) => (b, Some(f)),
         None => (raw, None),
     };
-    let url = parse_reference(before).map_err(|e| wrap(before, &e))?;
+    let url = parse_reference(before).map_err(|reason| UrlError {
+        url: before.to_string(),
+        reason,
+    })?;
     if let Some(f) = fragment {
-        unescape(f, Mode::Fragment).map_err(|e| wrap(raw, &e))?;
+        unescape(f, Mode::Fragment).map_err(|reason| UrlError {
+            url: raw.to_string(),
+            reason,
+        })?;
     }
     Ok(url)
 }
 
-fn wrap(url: &str, why: &str) -> String {
-    format!("parse {}: {why}", crate::gofmt::quote(url))
-}
-
 /// Go's `parse(rawURL, viaRequest=false)`.
-fn parse_reference(raw: &str) -> Result<GoUrl, String> {
+fn parse_reference(raw: &str) -> Result<GoUrl, UrlErrorKind> {
     if raw.bytes().any(|b| b < b' ' || b == 0x7f) {
-        return Err("net/url: invalid control character in URL".into());
+        return Err(UrlErrorKind::ControlCharacter);
     }
     let mut url = GoUrl::default();
     if raw == "*" {
@@ -93,7 +135,7 @@ fn parse_reference(raw: &str) -> Result<GoUrl, String> {
             .next()
             .is_some_and(|segment| segment.contains(':'))
         {
-            return Err("first path segment in URL cannot contain colon".into());
+            return Err(UrlErrorKind::ColonInFirstSegment);
         }
     }
     let mut path = rest;
@@ -111,12 +153,12 @@ fn parse_reference(raw: &str) -> Result<GoUrl, String> {
 }
 
 /// Go's `getScheme`: `[a-zA-Z][a-zA-Z0-9+.-]*:`, else no scheme.
-fn scheme(raw: &str) -> Result<(&str, &str), String> {
+fn scheme(raw: &str) -> Result<(&str, &str), UrlErrorKind> {
     for (i, b) in raw.bytes().enumerate() {
         match b {
             b'a'..=b'z' | b'A'..=b'Z' => {}
             b'0'..=b'9' | b'+' | b'-' | b'.' if i > 0 => {}
-            b':' if i == 0 => return Err("missing protocol scheme".into()),
+            b':' if i == 0 => return Err(UrlErrorKind::MissingScheme),
             b':' => return Ok((&raw[..i], &raw[i + 1..])),
             _ => break,
         }
@@ -125,7 +167,7 @@ fn scheme(raw: &str) -> Result<(&str, &str), String> {
 }
 
 /// Go's `parseAuthority`: `[userinfo@]host`, returning the host.
-fn parse_authority(authority: &str) -> Result<String, String> {
+fn parse_authority(authority: &str) -> Result<String, UrlErrorKind> {
     let (userinfo, host) = match authority.rfind('@') {
         Some(i) => (Some(&authority[..i]), &authority[i + 1..]),
         None => (None, authority),
@@ -134,7 +176,7 @@ fn parse_authority(authority: &str) -> Result<String, String> {
     if let Some(userinfo) = userinfo {
         let allowed = |c: char| c.is_ascii_alphanumeric() || "-._:~!$&'()*+,;=%@".contains(c);
         if !userinfo.chars().all(allowed) {
-            return Err("net/url: invalid userinfo".into());
+            return Err(UrlErrorKind::InvalidUserinfo);
         }
         for part in userinfo.splitn(2, ':') {
             unescape(part, Mode::UserPassword)?;
@@ -144,17 +186,14 @@ fn parse_authority(authority: &str) -> Result<String, String> {
 }
 
 /// go1.20's `parseHost`.
-fn parse_host(host: &str) -> Result<String, String> {
+fn parse_host(host: &str) -> Result<String, UrlErrorKind> {
     if host.starts_with('[') {
         let Some(close) = host.rfind(']') else {
-            return Err("missing ']' in host".into());
+            return Err(UrlErrorKind::MissingBracket);
         };
         let colon_port = &host[close + 1..];
         if !valid_optional_port(colon_port) {
-            return Err(format!(
-                "invalid port {} after host",
-                crate::gofmt::quote(colon_port)
-            ));
+            return Err(UrlErrorKind::InvalidPort(colon_port.to_string()));
         }
         if let Some(zone) = host[..close].find("%25") {
             let mut out = unescape(&host[..zone], Mode::Host)?;
@@ -165,10 +204,7 @@ fn parse_host(host: &str) -> Result<String, String> {
     } else if let Some(colon) = host.rfind(':') {
         let colon_port = &host[colon..];
         if !valid_optional_port(colon_port) {
-            return Err(format!(
-                "invalid port {} after host",
-                crate::gofmt::quote(colon_port)
-            ));
+            return Err(UrlErrorKind::InvalidPort(colon_port.to_string()));
         }
     }
     unescape(host, Mode::Host)
@@ -198,14 +234,11 @@ fn host_must_escape(c: u8) -> bool {
 
 /// Go's `unescape`: `%XX` decoded; a malformed escape refused everywhere, and in a host an escaped
 /// ASCII byte (but `%25`) or a character a host may not hold.
-fn unescape(s: &str, mode: Mode) -> Result<String, String> {
+fn unescape(s: &str, mode: Mode) -> Result<String, UrlErrorKind> {
     let b = s.as_bytes();
     let escape_error = |from: usize| {
         let end = (from + 3).min(b.len());
-        format!(
-            "invalid URL escape {}",
-            crate::gofmt::quote(&String::from_utf8_lossy(&b[from..end]))
-        )
+        UrlErrorKind::InvalidEscape(String::from_utf8_lossy(&b[from..end]).into_owned())
     };
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
@@ -228,10 +261,7 @@ fn unescape(s: &str, mode: Mode) -> Result<String, String> {
             }
             c => {
                 if matches!(mode, Mode::Host | Mode::Zone) && c < 0x80 && host_must_escape(c) {
-                    return Err(format!(
-                        "invalid character {} in host name",
-                        crate::gofmt::quote(&char::from(c).to_string())
-                    ));
+                    return Err(UrlErrorKind::InvalidHostCharacter(char::from(c).to_string()));
                 }
                 out.push(c);
                 i += 1;
@@ -278,11 +308,11 @@ mod tests {
         ];
         for (raw, why) in cases {
             let want = format!("parse {}: {why}", crate::gofmt::quote(raw));
-            assert_eq!(parse(raw), Err(want), "{raw:?}");
+            assert_eq!(parse(raw).map_err(|e| e.to_string()), Err(want), "{raw:?}");
         }
         // The fragment is checked last and named with the whole URL.
         assert_eq!(
-            parse("unix:///a#%zz"),
+            parse("unix:///a#%zz").map_err(|e| e.to_string()),
             Err("parse \"unix:///a#%zz\": invalid URL escape \"%zz\"".into())
         );
     }

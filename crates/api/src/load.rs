@@ -105,8 +105,8 @@ pub enum LoadError {
     TypeMeta {
         /// Where the document starts.
         location: Location,
-        /// Upstream's message.
-        message: String,
+        /// Why.
+        message: crate::document::TypeMetaError,
     },
     /// `apiVersion` (with a group) or `kind` is missing.
     #[error(

@@ -5,6 +5,50 @@
 use std::cmp::Ordering;
 use std::fmt;
 
+/// Why `version.ParseSemantic` refused a text, in its words (`text` is the whole text given).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SemanticVersionError {
+    /// No numeric components where they must start.
+    #[error("could not parse {} as version", crate::gofmt::quote(.0))]
+    Unparsable(String),
+    /// Not exactly three numeric components.
+    #[error("illegal version string {}", crate::gofmt::quote(.0))]
+    ComponentCount(String),
+    /// A component (or a numeric pre-release identifier) with a leading zero.
+    #[error(
+        "illegal zero-prefixed version component {} in {}",
+        crate::gofmt::quote(.component),
+        crate::gofmt::quote(.text)
+    )]
+    ZeroPrefixed {
+        /// The component.
+        component: String,
+        /// The text parsed.
+        text: String,
+    },
+    /// A component too large for 64 bits.
+    #[error(
+        "illegal non-numeric version component {} in {}: strconv.ParseUint: parsing {}: value out of range",
+        crate::gofmt::quote(.component),
+        crate::gofmt::quote(.text),
+        crate::gofmt::quote(.component)
+    )]
+    OutOfRange {
+        /// The component.
+        component: String,
+        /// The text parsed.
+        text: String,
+    },
+    /// A pre-release or build metadata that is not made of valid identifiers.
+    #[error("could not parse pre-release/metadata ({extra}) in version {}", crate::gofmt::quote(.text))]
+    Extra {
+        /// What follows the numeric components.
+        extra: String,
+        /// The text parsed.
+        text: String,
+    },
+}
+
 /// A semantic version: `v?MAJOR.MINOR.PATCH[-PRE][+BUILD]`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SemanticVersion {
@@ -14,50 +58,48 @@ pub struct SemanticVersion {
 
 impl SemanticVersion {
     /// Upstream's `version.ParseSemantic`, with its error messages.
-    pub fn parse(text: &str) -> Result<Self, String> {
+    pub fn parse(text: &str) -> Result<Self, SemanticVersionError> {
         // `^\s*v?([0-9]+(?:\.[0-9]+)*)(.*)*$`: Go's `\s` is ASCII white space, `.` does not match a
         // newline and `$` is the end of the text.
-        let quoted = crate::gofmt::quote(text);
         let trimmed = text.trim_start_matches(GO_SPACE);
         let rest = trimmed.strip_prefix('v').unwrap_or(trimmed);
         let numbers_len = numbers_prefix(rest);
         if numbers_len == 0 || rest[numbers_len..].contains('\n') {
-            return Err(format!("could not parse {quoted} as version"));
+            return Err(SemanticVersionError::Unparsable(text.to_string()));
         }
         let (numbers, extra) = rest.split_at(numbers_len);
         let parts: Vec<&str> = numbers.split('.').collect();
         if parts.len() != 3 {
-            return Err(format!("illegal version string {quoted}"));
+            return Err(SemanticVersionError::ComponentCount(text.to_string()));
         }
         let mut components = [0u64; 3];
         for (slot, part) in components.iter_mut().zip(&parts) {
             if part.starts_with('0') && *part != "0" {
-                return Err(format!(
-                    "illegal zero-prefixed version component {} in {quoted}",
-                    crate::gofmt::quote(part)
-                ));
+                return Err(SemanticVersionError::ZeroPrefixed {
+                    component: part.to_string(),
+                    text: text.to_string(),
+                });
             }
             // Only digits reach here, so the one way to fail is overflow.
-            *slot = part.parse().map_err(|_| {
-                let part = crate::gofmt::quote(part);
-                format!(
-                    "illegal non-numeric version component {part} in {quoted}: strconv.ParseUint: parsing {part}: value out of range"
-                )
+            *slot = part.parse().map_err(|_| SemanticVersionError::OutOfRange {
+                component: part.to_string(),
+                text: text.to_string(),
             })?;
         }
         let pre_release = if extra.is_empty() {
             String::new()
         } else {
-            parse_extra(extra).ok_or_else(|| {
-                format!("could not parse pre-release/metadata ({extra}) in version {quoted}")
+            parse_extra(extra).ok_or_else(|| SemanticVersionError::Extra {
+                extra: extra.to_string(),
+                text: text.to_string(),
             })?
         };
         for comp in pre_release.split('.') {
             if comp.parse::<u64>().is_ok() && comp.starts_with('0') && comp != "0" {
-                return Err(format!(
-                    "illegal zero-prefixed version component {} in {quoted}",
-                    crate::gofmt::quote(comp)
-                ));
+                return Err(SemanticVersionError::ZeroPrefixed {
+                    component: comp.to_string(),
+                    text: text.to_string(),
+                });
             }
         }
         Ok(Self {
@@ -201,19 +243,25 @@ mod tests {
     fn parse_errors_are_gos() {
         // Messages as upstream kubeadm printed them for `upgrade plan foo` and `upgrade plan v1.25`.
         assert_eq!(
-            SemanticVersion::parse("foo").expect_err("must fail"),
+            SemanticVersion::parse("foo").expect_err("must fail").to_string(),
             r#"could not parse "foo" as version"#
         );
         assert_eq!(
-            SemanticVersion::parse("v1.25").expect_err("must fail"),
+            SemanticVersion::parse("v1.25")
+                .expect_err("must fail")
+                .to_string(),
             r#"illegal version string "v1.25""#
         );
         assert_eq!(
-            SemanticVersion::parse("v1.025.0").expect_err("must fail"),
+            SemanticVersion::parse("v1.025.0")
+                .expect_err("must fail")
+                .to_string(),
             r#"illegal zero-prefixed version component "025" in "v1.025.0""#
         );
         assert_eq!(
-            SemanticVersion::parse("v1.25.0_x").expect_err("must fail"),
+            SemanticVersion::parse("v1.25.0_x")
+                .expect_err("must fail")
+                .to_string(),
             r#"could not parse pre-release/metadata (_x) in version "v1.25.0_x""#
         );
     }

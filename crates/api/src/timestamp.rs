@@ -30,11 +30,24 @@ impl Time {
     }
 
     /// Reads RFC 3339 text (`2006-01-02T15:04:05Z07:00`, optional fraction).
-    pub fn parse(s: &str) -> Result<Self, String> {
+    pub fn parse(s: &str) -> Result<Self, TimeParseError> {
         s.parse::<jiff::Timestamp>()
             .map(Time)
-            .map_err(|e| format!("parsing time {s:?} as RFC 3339: {e}"))
+            .map_err(|e| TimeParseError {
+                text: s.to_string(),
+                reason: e.to_string(),
+            })
     }
+}
+
+/// Why a text is not an RFC 3339 time: `parsing time "x" as RFC 3339: …`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("parsing time {text:?} as RFC 3339: {reason}")]
+pub struct TimeParseError {
+    /// The text.
+    pub text: String,
+    /// What the parser found wrong.
+    pub reason: String,
 }
 
 impl fmt::Display for Time {

@@ -67,7 +67,7 @@ pub enum VersionError {
     /// Resolved to something that is not a semantic version (an empty pre-release, a number out
     /// of range…): the version and `ParseSemantic`'s error.
     #[error("couldn't parse Kubernetes version {}: {}", crate::gofmt::quote(.0), .1)]
-    Unparsable(String, String),
+    Unparsable(String, crate::semantic_version::SemanticVersionError),
 }
 
 /// A resolved version and what upstream logs on the way.
@@ -214,10 +214,10 @@ pub fn is_ci_version(version: &str) -> bool {
 }
 
 /// Resolves `version` (a version or label) to `vX.Y.Z`. `fetch(url)` returns the body of a
-/// release marker file, or an error text; pass [`offline`] to never touch the network.
+/// release marker file, or why not; pass [`offline`] to never touch the network.
 pub fn resolve(
     version: &str,
-    fetch: &dyn Fn(&str) -> Result<String, String>,
+    fetch: &dyn Fn(&str) -> Result<String, FetchError>,
 ) -> Result<ResolvedVersion, VersionError> {
     let mut warnings = Vec::new();
     let resolved = resolve_inner(version, fetch, &mut warnings, 0)?;
@@ -241,14 +241,28 @@ pub fn resolve(
     })
 }
 
+/// Why a release marker file could not be fetched, as upstream words it: `unable to get URL
+/// "https://dl.k8s.io/release/stable-1.txt": offline`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unable to get URL {url:?}: {reason}")]
+pub struct FetchError {
+    /// The marker file's URL.
+    pub url: String,
+    /// Why it could not be fetched.
+    pub reason: String,
+}
+
 /// A fetcher for machines without network: always fails, as upstream does offline.
-pub fn offline(url: &str) -> Result<String, String> {
-    Err(format!("unable to get URL {url:?}: offline"))
+pub fn offline(url: &str) -> Result<String, FetchError> {
+    Err(FetchError {
+        url: url.to_string(),
+        reason: "offline".to_string(),
+    })
 }
 
 fn resolve_inner(
     version: &str,
-    fetch: &dyn Fn(&str) -> Result<String, String>,
+    fetch: &dyn Fn(&str) -> Result<String, FetchError>,
     warnings: &mut Vec<String>,
     depth: u8,
 ) -> Result<String, VersionError> {
@@ -406,11 +420,14 @@ mod tests {
 
     #[test]
     fn remote_newer_than_client_falls_back_to_client_stable() {
-        let fetch = |url: &str| -> Result<String, String> {
+        let fetch = |url: &str| -> Result<String, FetchError> {
             match url {
                 "https://dl.k8s.io/release/stable.txt" => Ok("v1.28.1\n".into()),
                 "https://dl.k8s.io/release/stable-1.25.txt" => Ok("v1.25.15".into()),
-                _ => Err("not found".into()),
+                _ => Err(FetchError {
+                    url: url.into(),
+                    reason: "not found".into(),
+                }),
             }
         };
         assert_eq!(

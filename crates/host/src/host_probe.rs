@@ -14,7 +14,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use kubeadm_effects::host_probe::{
-    Cgroups, DirEntries, HostProbe, InitSystemKind, PathKind, ProxyEnv, ServiceState,
+    Cgroups, DirEntries, HostProbe, HostProbeError, InitSystemKind, PathKind, ProxyEnv, ServiceState,
 };
 use kubeadm_effects::init_system::InitSystem;
 
@@ -25,8 +25,17 @@ use crate::init_system::HostInitSystem;
 pub struct RealHostProbe;
 
 /// An I/O error as Go words it after the operation and path: `stat /x: permission denied`.
-fn go_error(op: &str, path: &str, e: &io::Error) -> String {
-    format!("{op} {path}: {}", kubeadm_api::gofmt::io_error(e))
+fn go_error(op: &str, path: &str, e: &io::Error) -> HostProbeError {
+    HostProbeError::Path {
+        op: op.to_string(),
+        path: path.to_string(),
+        reason: kubeadm_api::gofmt::io_error(e),
+    }
+}
+
+/// A failed system call's errno text, as Go words it (`operation not permitted`).
+fn syscall_error(e: nix::errno::Errno) -> HostProbeError {
+    HostProbeError::Syscall(e.desc().to_lowercase())
 }
 
 fn is_executable_file(p: &Path) -> bool {
@@ -81,10 +90,10 @@ impl HostProbe for RealHostProbe {
         }
     }
 
-    fn memory_mb(&self) -> Result<u64, String> {
+    fn memory_mb(&self) -> Result<u64, HostProbeError> {
         nix::sys::sysinfo::sysinfo()
             .map(|info| info.ram_total() / 1024 / 1024)
-            .map_err(|e| e.desc().to_lowercase())
+            .map_err(syscall_error)
     }
 
     fn path_kind(&self, path: &str) -> PathKind {
@@ -92,7 +101,7 @@ impl HostProbe for RealHostProbe {
             Ok(m) if m.is_dir() => PathKind::Dir,
             Ok(_) => PathKind::File,
             Err(e) if e.kind() == io::ErrorKind::NotFound => PathKind::Missing,
-            Err(e) => PathKind::Unknown(go_error("stat", path, &e)),
+            Err(e) => PathKind::Unknown(go_error("stat", path, &e).to_string()),
         }
     }
 
@@ -102,7 +111,7 @@ impl HostProbe for RealHostProbe {
                 None => DirEntries::Empty,
                 Some(_) => DirEntries::NotEmpty,
             },
-            Err(e) => DirEntries::Unreadable(go_error("open", path, &e)),
+            Err(e) => DirEntries::Unreadable(go_error("open", path, &e).to_string()),
         }
     }
 
@@ -149,19 +158,19 @@ impl HostProbe for RealHostProbe {
             .map(|p| p.display().to_string())
     }
 
-    fn kernel_release(&self) -> Result<String, String> {
+    fn kernel_release(&self) -> Result<String, HostProbeError> {
         nix::sys::utsname::uname()
             .map(|u| u.release().to_string_lossy().into_owned())
-            .map_err(|e| e.desc().to_lowercase())
+            .map_err(syscall_error)
     }
 
-    fn os_name(&self) -> Result<String, String> {
+    fn os_name(&self) -> Result<String, HostProbeError> {
         nix::sys::utsname::uname()
             .map(|u| u.sysname().to_string_lossy().into_owned())
-            .map_err(|e| e.desc().to_lowercase())
+            .map_err(syscall_error)
     }
 
-    fn kernel_config(&self, release: &str) -> Result<String, String> {
+    fn kernel_config(&self, release: &str) -> Result<String, HostProbeError> {
         let candidates = [
             "/proc/config.gz".to_string(),
             format!("/boot/config-{release}"),
@@ -174,10 +183,10 @@ impl HostProbe for RealHostProbe {
             format!("/lib/modules/{release}/build/.config"),
         ];
         let Some(path) = candidates.iter().find(|p| std::fs::metadata(p).is_ok()) else {
-            return Err(format!(
+            return Err(HostProbeError::Unavailable(format!(
                 "no config path in [{}] is available",
                 candidates.join(" ")
-            ));
+            )));
         };
         if path.ends_with(".gz") {
             // gzip is part of every Linux base system; decompressing here keeps a deflate
@@ -187,10 +196,11 @@ impl HostProbe for RealHostProbe {
                 .output()
                 .map_err(|e| go_error("gzip -dc", path, &e))?;
             if !out.status.success() {
-                return Err(format!(
-                    "gzip -dc {path}: {}",
-                    String::from_utf8_lossy(&out.stderr).trim()
-                ));
+                return Err(HostProbeError::Path {
+                    op: "gzip -dc".to_string(),
+                    path: path.clone(),
+                    reason: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+                });
             }
             return Ok(String::from_utf8_lossy(&out.stdout).into_owned());
         }
@@ -199,25 +209,18 @@ impl HostProbe for RealHostProbe {
             .map_err(|e| go_error("open", path, &e))
     }
 
-    fn cgroups(&self) -> Result<Cgroups, String> {
+    fn cgroups(&self) -> Result<Cgroups, HostProbeError> {
         const ROOT: &str = "/sys/fs/cgroup";
         let st = nix::sys::statfs::statfs(ROOT)
-            .map_err(|e| format!("cannot statfs the cgroupv2 root: {}", e.desc().to_lowercase()))?;
+            .map_err(|e| syscall_error(e).context("cannot statfs the cgroupv2 root"))?;
         if st.filesystem_type() == nix::sys::statfs::CGROUP2_SUPER_MAGIC {
             let path = format!("{ROOT}/cgroup.controllers");
-            let text = std::fs::read_to_string(&path).map_err(|e| {
-                format!(
-                    "failed to get cgroup v2 subsystems: {}",
-                    go_error("open", &path, &e)
-                )
-            })?;
+            let text = std::fs::read_to_string(&path)
+                .map_err(|e| go_error("open", &path, &e).context("failed to get cgroup v2 subsystems"))?;
             return Ok(Cgroups::V2(text.split_whitespace().map(str::to_string).collect()));
         }
         let text = std::fs::read_to_string("/proc/cgroups").map_err(|e| {
-            format!(
-                "failed to get cgroup v1 subsystems: {}",
-                go_error("open", "/proc/cgroups", &e)
-            )
+            go_error("open", "/proc/cgroups", &e).context("failed to get cgroup v1 subsystems")
         })?;
         let subsystems = text
             .lines()
@@ -230,7 +233,7 @@ impl HostProbe for RealHostProbe {
         Ok(Cgroups::V1(subsystems))
     }
 
-    fn lookup_host(&self, name: &str) -> Result<Vec<String>, String> {
+    fn lookup_host(&self, name: &str) -> Result<Vec<String>, HostProbeError> {
         // getaddrinfo through the system's configuration (/etc/hosts first on a standard nsswitch).
         match (name, 0u16).to_socket_addrs() {
             Ok(addrs) => {
@@ -243,7 +246,10 @@ impl HostProbe for RealHostProbe {
                 }
                 Ok(out)
             }
-            Err(_) => Err(format!("lookup {name} on {}: no such host", first_nameserver())),
+            Err(_) => Err(HostProbeError::NoSuchHost {
+                name: name.to_string(),
+                server: first_nameserver(),
+            }),
         }
     }
 
@@ -277,17 +283,17 @@ impl HostProbe for RealHostProbe {
         }
     }
 
-    fn kubelet_version_output(&self) -> Result<String, String> {
+    fn kubelet_version_output(&self) -> Result<String, HostProbeError> {
         match Command::new("kubelet").arg("--version").output() {
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                Err("executable file not found in $PATH".to_string())
-            }
-            Err(e) => Err(e.to_string()),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Err(HostProbeError::Command(
+                "executable file not found in $PATH".to_string(),
+            )),
+            Err(e) => Err(HostProbeError::Command(e.to_string())),
             Ok(out) if out.status.success() => Ok(String::from_utf8_lossy(&out.stdout).into_owned()),
-            Ok(out) => Err(match out.status.code() {
+            Ok(out) => Err(HostProbeError::Command(match out.status.code() {
                 Some(code) => format!("exit status {code}"),
                 None => out.status.to_string(),
-            }),
+            })),
         }
     }
 
@@ -300,25 +306,25 @@ impl HostProbe for RealHostProbe {
         }
     }
 
-    fn local_addresses(&self) -> Result<Vec<std::net::IpAddr>, String> {
+    fn local_addresses(&self) -> Result<Vec<std::net::IpAddr>, HostProbeError> {
         crate::probe::interfaces()
             .map(|list| list.into_iter().flat_map(|i| i.addresses).collect())
-            .map_err(|e| e.to_string())
+            .map_err(|e| HostProbeError::Syscall(e.to_string()))
     }
 
-    fn http_get(&self, url: &str) -> Result<u16, String> {
-        http_get(self, url, false)
-            .map(|(code, _)| code)
-            .map_err(|e| format!("Get {url:?}: {e}"))
+    fn http_get(&self, url: &str) -> Result<u16, HostProbeError> {
+        http_get(self, url, false).map(|(code, _)| code)
     }
 
-    fn http_get_text(&self, url: &str) -> Result<(u16, String), String> {
-        http_get(self, url, true).map_err(|e| format!("Get {url:?}: {e}"))
+    fn http_get_text(&self, url: &str) -> Result<(u16, String), HostProbeError> {
+        http_get(self, url, true)
     }
 
-    fn service_log(&self, service: &str, lines: usize) -> Result<Vec<String>, String> {
+    fn service_log(&self, service: &str, lines: usize) -> Result<Vec<String>, HostProbeError> {
         if HostInitSystem::detect().kind() != Some(InitSystemKind::Systemd) {
-            return Err("no systemd journal on this host".to_string());
+            return Err(HostProbeError::Unavailable(
+                "no systemd journal on this host".to_string(),
+            ));
         }
         let n = lines.to_string();
         match command_stdout(
@@ -326,8 +332,8 @@ impl HostProbe for RealHostProbe {
             &["-u", service, "-n", &n, "--no-pager", "-o", "cat"],
         ) {
             Some((true, out, _)) => Ok(out.lines().map(str::to_string).collect()),
-            Some((false, _, err)) => Err(format!("journalctl: {}", err.trim())),
-            None => Err("journalctl could not be run".to_string()),
+            Some((false, _, err)) => Err(HostProbeError::Command(format!("journalctl: {}", err.trim()))),
+            None => Err(HostProbeError::Command("journalctl could not be run".to_string())),
         }
     }
 }
@@ -344,41 +350,50 @@ const HTTP_BODY_LIMIT: u64 = 64 * 1024;
 /// address, as Go's dialer tries it first), `dial tcp <addr>: connect: <errno text>`, then the
 /// status line of the answer, and its body (up to [`HTTP_BODY_LIMIT`]) when `body` is asked for.
 /// Loopback is never proxied, in Go as here; other hosts are not asked.
-fn http_get(probe: &RealHostProbe, url: &str, body: bool) -> Result<(u16, String), String> {
+fn http_get(probe: &RealHostProbe, url: &str, body: bool) -> Result<(u16, String), HostProbeError> {
     use std::io::Write as _;
     use std::net::{IpAddr, SocketAddr, TcpStream};
 
+    // Go's client puts the URL before every reason: `Get "<url>": <reason>`.
+    let fail = |reason: String| HostProbeError::Http {
+        url: url.to_string(),
+        reason,
+    };
     let rest = url
         .strip_prefix("http://")
-        .ok_or_else(|| "unsupported protocol scheme".to_string())?;
+        .ok_or_else(|| fail("unsupported protocol scheme".to_string()))?;
     let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
     let path = if path.is_empty() { "/" } else { path };
     let (host, port) = match authority.rsplit_once(':') {
-        Some((h, p)) if !h.ends_with(']') || h.starts_with('[') => {
-            (h, p.parse::<u16>().map_err(|_| format!("invalid port {p:?}"))?)
-        }
+        Some((h, p)) if !h.ends_with(']') || h.starts_with('[') => (
+            h,
+            p.parse::<u16>()
+                .map_err(|_| fail(format!("invalid port {p:?}")))?,
+        ),
         _ => (authority, 80),
     };
     let host = host.trim_start_matches('[').trim_end_matches(']');
     let ip: IpAddr = match host.parse() {
         Ok(ip) => ip,
         Err(_) => {
-            let addrs = probe.lookup_host(host).map_err(|e| format!("dial tcp: {e}"))?;
+            let addrs = probe
+                .lookup_host(host)
+                .map_err(|e| fail(format!("dial tcp: {e}")))?;
             addrs
                 .first()
                 .and_then(|a| a.parse().ok())
-                .ok_or_else(|| format!("dial tcp: lookup {host}: no such host"))?
+                .ok_or_else(|| fail(format!("dial tcp: lookup {host}: no such host")))?
         }
     };
     let addr = SocketAddr::new(ip, port);
     let mut conn = TcpStream::connect_timeout(&addr, HTTP_DIAL_TIMEOUT).map_err(|e| {
-        if e.kind() == io::ErrorKind::TimedOut {
+        fail(if e.kind() == io::ErrorKind::TimedOut {
             format!("dial tcp {addr}: i/o timeout")
         } else {
             format!("dial tcp {addr}: connect: {}", kubeadm_api::gofmt::io_error(&e))
-        }
+        })
     })?;
-    let io_err = |e: io::Error| format!("read tcp {addr}: {}", kubeadm_api::gofmt::io_error(&e));
+    let io_err = |e: io::Error| fail(format!("read tcp {addr}: {}", kubeadm_api::gofmt::io_error(&e)));
     conn.set_read_timeout(Some(HTTP_ANSWER_TIMEOUT)).map_err(io_err)?;
     conn.set_write_timeout(Some(HTTP_ANSWER_TIMEOUT))
         .map_err(io_err)?;
@@ -403,11 +418,11 @@ fn http_get(probe: &RealHostProbe, url: &str, body: bool) -> Result<(u16, String
         .and_then(|code| code.parse::<u16>().ok())
         .filter(|_| line.starts_with("HTTP/"))
         .ok_or_else(|| {
-            if head.is_empty() {
+            fail(if head.is_empty() {
                 "EOF".to_string()
             } else {
                 format!("malformed HTTP response {:?}", line.trim_end())
-            }
+            })
         })?;
     if !body {
         return Ok((code, String::new()));
@@ -507,7 +522,7 @@ mod tests {
 
         // Nothing listens on the port once the listener is gone.
         assert_eq!(
-            RealHostProbe.http_get(&url),
+            RealHostProbe.http_get(&url).map_err(|e| e.to_string()),
             Err(format!(
                 "Get \"{url}\": dial tcp 127.0.0.1:{port}: connect: connection refused"
             ))

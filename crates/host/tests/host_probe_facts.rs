@@ -81,7 +81,7 @@ fn local_resolution_kernel_config_and_cgroups() {
     assert!(p.cgroups().is_ok(), "{:?}", p.cgroups());
     if p.look_path("kubelet").is_none() {
         assert_eq!(
-            p.kubelet_version_output(),
+            p.kubelet_version_output().map_err(|e| e.to_string()),
             Err("executable file not found in $PATH".to_string())
         );
     }

@@ -6,7 +6,9 @@ mod preflight_fakes;
 
 use kubeadm_testkit::fakes::FakeHost;
 
-use kubeadm_effects::host_probe::{Cgroups, DirEntries, InitSystemKind, ProxyEnv, ServiceState};
+use kubeadm_effects::host_probe::{
+    Cgroups, DirEntries, HostProbeError, InitSystemKind, ProxyEnv, ServiceState,
+};
 use kubeadm_phases::preflight::{Check, IgnoreSet, run_checks};
 use preflight_fakes::{FakeRuntime, judge};
 
@@ -74,7 +76,7 @@ fn every_check_passes_warns_or_fails_in_upstream_words() {
         Case {
             name: "mem unknown",
             check: Check::Mem(1700),
-            host: |h| h.memory_mb = Err("operation not permitted".into()),
+            host: |h| h.memory_mb = Err(HostProbeError::Syscall("operation not permitted".into())),
             warnings: &[],
             errors: &[
                 "failed to get system info: operation not permitted",
@@ -318,7 +320,11 @@ fn every_check_passes_warns_or_fails_in_upstream_words() {
         Case {
             name: "kubelet absent",
             check: Check::KubeletVersion("v1.25.16".into()),
-            host: |h| h.kubelet_version_output = Err("executable file not found in $PATH".into()),
+            host: |h| {
+                h.kubelet_version_output = Err(HostProbeError::Command(
+                    "executable file not found in $PATH".into(),
+                ))
+            },
             warnings: &[],
             errors: &[
                 "couldn't get kubelet version: cannot execute 'kubelet --version': executable file not found in $PATH",
@@ -674,7 +680,11 @@ fn every_check_passes_warns_or_fails_in_upstream_words() {
         Case {
             name: "no kernel config",
             check: Check::SystemVerification,
-            host: |h| h.kernel_config = Err("no config path in [/proc/config.gz] is available".into()),
+            host: |h| {
+                h.kernel_config = Err(HostProbeError::Unavailable(
+                    "no config path in [/proc/config.gz] is available".into(),
+                ))
+            },
             warnings: &[],
             errors: &["failed to parse kernel config: no config path in [/proc/config.gz] is available"],
         },

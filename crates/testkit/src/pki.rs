@@ -5,24 +5,41 @@ use std::process::Command;
 
 use base64::Engine as _;
 
+/// Why `openssl verify` did not accept a certificate.
+#[derive(Debug, thiserror::Error)]
+pub enum VerifyError {
+    /// openssl could not be run.
+    #[error("run openssl: {0}")]
+    Run(#[from] std::io::Error),
+    /// openssl refused the chain.
+    #[error("openssl verify {}: {output}", .leaf.display())]
+    Refused {
+        /// The certificate checked.
+        leaf: std::path::PathBuf,
+        /// openssl's standard output then standard error.
+        output: String,
+    },
+}
+
 /// `openssl verify -CAfile ca leaf`; the error carries openssl's output.
-pub fn openssl_verify(ca: &Path, leaf: &Path) -> Result<(), String> {
+pub fn openssl_verify(ca: &Path, leaf: &Path) -> Result<(), VerifyError> {
     let out = Command::new("openssl")
         .arg("verify")
         .arg("-CAfile")
         .arg(ca)
         .arg(leaf)
-        .output()
-        .map_err(|e| format!("run openssl: {e}"))?;
+        .output()?;
     if out.status.success() {
         Ok(())
     } else {
-        Err(format!(
-            "openssl verify {}: {}{}",
-            leaf.display(),
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ))
+        Err(VerifyError::Refused {
+            leaf: leaf.to_path_buf(),
+            output: format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            ),
+        })
     }
 }
 
@@ -55,7 +72,7 @@ pub fn verify_chains(root: &Path, cas: bool, confs: &[&str]) -> Vec<String> {
             && pki.join(leaf).exists()
             && let Err(e) = openssl_verify(&pki.join(ca), &pki.join(leaf))
         {
-            failures.push(e);
+            failures.push(e.to_string());
         }
     }
     for conf in confs {
@@ -71,7 +88,7 @@ pub fn verify_chains(root: &Path, cas: bool, confs: &[&str]) -> Vec<String> {
         let tmp = root.join(format!("{conf}.crt"));
         std::fs::write(&tmp, pem).expect("write");
         if let Err(e) = openssl_verify(&pki.join("ca.crt"), &tmp) {
-            failures.push(e);
+            failures.push(e.to_string());
         }
         std::fs::remove_file(&tmp).expect("rm");
     }

@@ -341,7 +341,7 @@ fn validate_discovery(d: &Discovery, file_exists: &dyn Fn(&str) -> bool, errs: &
                 "discovery.bootstrapToken.apiServerEndpoint",
                 "/discovery/bootstrapToken/apiServerEndpoint",
                 s(&b.api_server_endpoint),
-                e,
+                e.to_string(),
             );
         }
         validate_token(

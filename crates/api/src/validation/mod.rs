@@ -12,7 +12,9 @@ use std::fmt;
 pub use config::{
     subnet_warnings, validate_cluster, validate_init, validate_join, validate_node_registration,
 };
-pub use network::{go_split_host_port, is_dns1123_subdomain_errors, parse_cidr, parse_host_port};
+pub use network::{
+    AddrError, HostPortError, go_split_host_port, is_dns1123_subdomain_errors, parse_cidr, parse_host_port,
+};
 
 /// apimachinery's `field.ErrorType`, as far as kubeadm uses it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

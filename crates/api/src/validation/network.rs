@@ -81,15 +81,56 @@ pub fn parse_cidr(s: &str) -> Option<Cidr> {
     (prefix <= bits).then_some(Cidr { ip, prefix })
 }
 
-/// Go's `net.SplitHostPort`, with its error texts.
-pub fn go_split_host_port(hostport: &str) -> Result<(String, String), String> {
-    // Go's AddrError leaves out the address when it is empty.
-    let err = |why: &str| {
-        if hostport.is_empty() {
-            Err(why.to_string())
-        } else {
-            Err(format!("address {hostport}: {why}"))
-        }
+/// Go's `*net.AddrError` as `net.SplitHostPort` returns it: `address ::1: too many colons in
+/// address` (the address left out when it is empty).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}{reason}", address_prefix(.addr))]
+pub struct AddrError {
+    /// The address refused.
+    pub addr: String,
+    /// Why (`missing port in address`).
+    pub reason: &'static str,
+}
+
+/// `address <addr>: `, or nothing for an empty address, as Go's `AddrError.Error` words it.
+fn address_prefix(addr: &str) -> String {
+    if addr.is_empty() {
+        String::new()
+    } else {
+        format!("address {addr}: ")
+    }
+}
+
+/// Why kubeadm's `ParseHostPort` refused a `host[:port]`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HostPortError {
+    /// The port is not a number in 1..=65535.
+    #[error("hostport {hostport}: port {port} must be a valid number between 1 and 65535, inclusive")]
+    Port {
+        /// The value parsed.
+        hostport: String,
+        /// Its port.
+        port: String,
+    },
+    /// The host is neither an IP address nor an RFC 1123 subdomain.
+    #[error(
+        "hostport {hostport}: host '{host}' must be a valid IP address or a valid RFC-1123 DNS subdomain"
+    )]
+    Host {
+        /// The value parsed.
+        hostport: String,
+        /// Its host.
+        host: String,
+    },
+}
+
+/// Go's `net.SplitHostPort`, with its errors.
+pub fn go_split_host_port(hostport: &str) -> Result<(String, String), AddrError> {
+    let err = |reason: &'static str| {
+        Err(AddrError {
+            addr: hostport.to_string(),
+            reason,
+        })
     };
     let Some(i) = hostport.rfind(':') else {
         return err("missing port in address");
@@ -137,19 +178,21 @@ pub(crate) fn parse_port(port: &str) -> Option<u16> {
 }
 
 /// kubeadm's `ParseHostPort`: `host[:port]` where host is an IP or an RFC 1123 subdomain.
-pub fn parse_host_port(hostport: &str) -> Result<(String, String), String> {
+pub fn parse_host_port(hostport: &str) -> Result<(String, String), HostPortError> {
     let (host, port) = go_split_host_port(hostport).unwrap_or_else(|_| (hostport.to_string(), String::new()));
     if !port.is_empty() && parse_port(&port).is_none() {
-        return Err(format!(
-            "hostport {hostport}: port {port} must be a valid number between 1 and 65535, inclusive"
-        ));
+        return Err(HostPortError::Port {
+            hostport: hostport.to_string(),
+            port,
+        });
     }
     if parse_ip_sloppy(&host).is_some() || is_dns1123_subdomain_errors(&host).is_empty() {
         return Ok((host, port));
     }
-    Err(format!(
-        "hostport {hostport}: host '{host}' must be a valid IP address or a valid RFC-1123 DNS subdomain"
-    ))
+    Err(HostPortError::Host {
+        hostport: hostport.to_string(),
+        host,
+    })
 }
 
 fn is_label(l: &str) -> bool {
@@ -189,8 +232,8 @@ pub(crate) fn is_wildcard_dns1123_subdomain_errors(value: &str) -> Vec<String> {
     errs
 }
 
-/// The scheme of a URL as Go's `url.Parse` finds it (lower-cased), or Go's error text.
-pub(crate) fn url_scheme(raw: &str) -> Result<String, String> {
+/// The scheme of a URL as Go's `url.Parse` finds it (lower-cased), or Go's error.
+pub(crate) fn url_scheme(raw: &str) -> Result<String, crate::go_url::UrlError> {
     crate::go_url::parse(raw).map(|u| u.scheme)
 }
 
@@ -214,7 +257,7 @@ mod tests {
             ("kube-apiserver:6443", Ok(("kube-apiserver", "6443"))),
         ];
         for (input, want) in cases {
-            let got = go_split_host_port(input);
+            let got = go_split_host_port(input).map_err(|e| e.to_string());
             let want = want
                 .map(|(h, p)| (h.to_string(), p.to_string()))
                 .map_err(str::to_string);
@@ -246,7 +289,7 @@ mod tests {
         assert_eq!(url_scheme("HTTPS://x"), Ok("https".into()));
         assert!(url_scheme(":x").is_err());
         assert_eq!(
-            url_scheme("10.0.0.1:2379"),
+            url_scheme("10.0.0.1:2379").map_err(|e| e.to_string()),
             Err("parse \"10.0.0.1:2379\": first path segment in URL cannot contain colon".into())
         );
         assert_eq!(url_scheme("10.0.0.1/a:b"), Ok(String::new()));

@@ -103,6 +103,30 @@ fn required_flag_completions(
         .collect()
 }
 
+/// Why a completion request cannot be answered, in cobra's words (printed after `[Debug] [Error] `).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum CompletionError {
+    /// The flag whose value is being completed is not one of the command's.
+    #[error("Subcommand '{command}' does not support flag '{flag}'")]
+    UnknownFlag {
+        /// The command's name.
+        command: String,
+        /// The flag's name.
+        flag: String,
+    },
+    /// No command matches the arguments.
+    #[error("Unable to find a command for arguments: {}", kubeadm_api::gofmt::list(.0))]
+    NoCommand(Vec<String>),
+    /// The arguments' flags do not parse; the text is pflag's.
+    #[error("Error while parsing flags from args {}: {reason}", kubeadm_api::gofmt::list(.args))]
+    Flags {
+        /// The arguments.
+        args: Vec<String>,
+        /// pflag's error.
+        reason: String,
+    },
+}
+
 /// A flag whose value is being completed (cobra's `checkIfFlagCompletion`): the flag, the
 /// arguments without it, and the text to complete.
 type FlagCompletion = (Option<FlagSpec>, Vec<String>, String);
@@ -112,7 +136,7 @@ fn flag_being_completed(
     all: &[FlagSpec],
     args: &[String],
     last: &str,
-) -> Result<FlagCompletion, String> {
+) -> Result<FlagCompletion, CompletionError> {
     let mut name = String::new();
     let mut trimmed = args.to_vec();
     let mut to_complete = last.to_string();
@@ -154,10 +178,10 @@ fn flag_being_completed(
         all.iter().find(|f| f.name == name)
     };
     let Some(flag) = found else {
-        return Err(format!(
-            "Subcommand '{}' does not support flag '{name}'",
-            cmd.name()
-        ));
+        return Err(CompletionError::UnknownFlag {
+            command: cmd.name().to_string(),
+            flag: name,
+        });
     };
     if !with_equal && !flag.no_opt_default.is_empty() {
         return Ok((None, args.to_vec(), to_complete));
@@ -175,17 +199,12 @@ fn parse_error_text(e: &FlagError) -> String {
 }
 
 /// cobra's `getCompletions`.
-fn completions(tree: &Tree, args: &[String]) -> Result<(Vec<String>, u32), String> {
+fn completions(tree: &Tree, args: &[String]) -> Result<(Vec<String>, u32), CompletionError> {
     let (last, trimmed) = match args.split_last() {
         Some((l, t)) => (l.clone(), t.to_vec()),
         None => (String::new(), Vec::new()),
     };
-    let (cmd, rest) = find(tree, &trimmed).map_err(|_| {
-        format!(
-            "Unable to find a command for arguments: {}",
-            kubeadm_api::gofmt::list(&trimmed)
-        )
-    })?;
+    let (cmd, rest) = find(tree, &trimmed).map_err(|_| CompletionError::NoCommand(trimmed.clone()))?;
     let (local, inherited) = flags_of(tree, cmd);
     let all: Vec<FlagSpec> = local.iter().chain(&inherited).copied().collect();
     let checked = flag_being_completed(cmd, &all, &rest, &last);
@@ -197,12 +216,9 @@ fn completions(tree: &Tree, args: &[String]) -> Result<(Vec<String>, u32), Strin
     let mut probe = FlagSet::new(all.iter().copied());
     let _ = probe.parse(&rest.iter().cloned().chain(["--".to_string()]).collect::<Vec<_>>());
     let mut fs = FlagSet::new(all.iter().copied());
-    fs.parse(&rest).map_err(|e| {
-        format!(
-            "Error while parsing flags from args {}: {}",
-            kubeadm_api::gofmt::list(&rest),
-            parse_error_text(&e)
-        )
+    fs.parse(&rest).map_err(|e| CompletionError::Flags {
+        args: rest.clone(),
+        reason: parse_error_text(&e),
     })?;
     let flag_completion = probe.args.len() <= fs.args.len();
     if let Some(e) = flag_error

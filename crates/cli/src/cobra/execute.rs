@@ -37,22 +37,58 @@ pub(crate) enum Resolution<'t> {
     Run(Invocation<'t>),
 }
 
+/// Why a command's positional arguments are refused, in cobra's words.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum ArgsError {
+    /// A command that takes no arguments got one (cobra's `NoArgs`).
+    #[error("unknown command {} for {}", go_quote(.arg), go_quote(.command))]
+    UnknownCommand {
+        /// The first argument.
+        arg: String,
+        /// The command's path.
+        command: String,
+    },
+    /// More than `MaximumNArgs`.
+    #[error("accepts at most {max} arg(s), received {got}")]
+    TooMany {
+        /// The most accepted.
+        max: usize,
+        /// How many were given.
+        got: usize,
+    },
+    /// Not `ExactArgs`.
+    #[error("accepts {want} arg(s), received {got}")]
+    NotExactly {
+        /// How many are needed.
+        want: usize,
+        /// How many were given.
+        got: usize,
+    },
+    /// Fewer than `MinimumNArgs`.
+    #[error("requires at least {min} arg(s), only received {got}")]
+    TooFew {
+        /// The fewest accepted.
+        min: usize,
+        /// How many were given.
+        got: usize,
+    },
+}
+
 /// cobra's positional-argument validators.
-fn validate_args(cmd: &Command, args: &[String]) -> Result<(), String> {
-    let n = args.len();
+fn validate_args(cmd: &Command, args: &[String]) -> Result<(), ArgsError> {
+    let got = args.len();
     match cmd.args {
         ArgsRule::Legacy | ArgsRule::Any => Ok(()),
         ArgsRule::None => match args.first() {
-            Some(a) => Err(format!(
-                "unknown command {} for {}",
-                go_quote(a),
-                go_quote(&cmd.path)
-            )),
+            Some(a) => Err(ArgsError::UnknownCommand {
+                arg: a.clone(),
+                command: cmd.path.clone(),
+            }),
             None => Ok(()),
         },
-        ArgsRule::Max(m) if n > m => Err(format!("accepts at most {m} arg(s), received {n}")),
-        ArgsRule::Exact(m) if n != m => Err(format!("accepts {m} arg(s), received {n}")),
-        ArgsRule::Min(m) if n < m => Err(format!("requires at least {m} arg(s), only received {n}")),
+        ArgsRule::Max(max) if got > max => Err(ArgsError::TooMany { max, got }),
+        ArgsRule::Exact(want) if got != want => Err(ArgsError::NotExactly { want, got }),
+        ArgsRule::Min(min) if got < min => Err(ArgsError::TooFew { min, got }),
         _ => Ok(()),
     }
 }
@@ -84,7 +120,7 @@ pub(crate) fn resolve<'t>(tree: &'t Tree, args: &[String]) -> Resolution<'t> {
         return Resolution::Stdout(help::help(tree, cmd));
     }
     if let Err(e) = validate_args(cmd, &fs.args) {
-        return Resolution::Error(e, fs.int("v"));
+        return Resolution::Error(e.to_string(), fs.int("v"));
     }
     let missing: Vec<String> = {
         let mut names: Vec<&str> = tree

@@ -39,7 +39,7 @@ pub(crate) enum FlagError {
     InvalidValue {
         value: String,
         flag: String,
-        reason: String,
+        reason: crate::cobra::go_values::ValueError,
     },
 }
 

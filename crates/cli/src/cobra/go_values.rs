@@ -2,15 +2,70 @@
 //! prefixes, `time.ParseDuration` and the CSV reading of string slices, with Go's error texts
 //! (users see them verbatim in "invalid argument" errors).
 
+/// Why a text is not a value of a Go type, in the words of the Go function pflag reads it with.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum ValueError {
+    /// strconv's `*NumError`: `strconv.ParseInt: parsing "x": invalid syntax`.
+    #[error("strconv.{func}: parsing {}: {reason}", go_quote(.text))]
+    Strconv {
+        /// The function (`ParseBool`, `ParseInt`, `ParseUint`).
+        func: &'static str,
+        /// The text.
+        text: String,
+        /// `invalid syntax` or `value out of range`.
+        reason: &'static str,
+    },
+    /// `time.ParseDuration` cannot read the text.
+    #[error("time: invalid duration {}", go_quote(.0))]
+    InvalidDuration(String),
+    /// A duration's number without a unit.
+    #[error("time: missing unit in duration {}", go_quote(.0))]
+    MissingUnit(String),
+    /// A duration's unit Go does not know.
+    #[error("time: unknown unit {} in duration {}", go_quote(.unit), go_quote(.duration))]
+    UnknownUnit {
+        /// The unit.
+        unit: String,
+        /// The whole text.
+        duration: String,
+    },
+    /// `encoding/csv` found no record (nothing but line breaks).
+    #[error("EOF")]
+    CsvEof,
+    /// `encoding/csv`'s `*ParseError` (positions count bytes from 1).
+    #[error("{}parse error on line {line}, column {column}: {what}", csv_record_prefix(*.record_line, *.line))]
+    Csv {
+        /// The line the record starts on.
+        record_line: usize,
+        /// The line of the error.
+        line: usize,
+        /// The column of the error.
+        column: usize,
+        /// What is wrong (`bare " in non-quoted-field`).
+        what: &'static str,
+    },
+}
+
+/// `record on line N; ` when an error is not on the line its record starts on, as Go's
+/// `csv.ParseError` words it.
+fn csv_record_prefix(record_line: usize, line: usize) -> String {
+    if line == record_line {
+        String::new()
+    } else {
+        format!("record on line {record_line}; ")
+    }
+}
+
 /// `strconv.ParseBool`.
-pub(crate) fn parse_bool(s: &str) -> Result<bool, String> {
+pub(crate) fn parse_bool(s: &str) -> Result<bool, ValueError> {
     match s {
         "1" | "t" | "T" | "TRUE" | "true" | "True" => Ok(true),
         "0" | "f" | "F" | "FALSE" | "false" | "False" => Ok(false),
-        _ => Err(format!(
-            "strconv.ParseBool: parsing {}: invalid syntax",
-            go_quote(s)
-        )),
+        _ => Err(ValueError::Strconv {
+            func: "ParseBool",
+            text: s.to_string(),
+            reason: "invalid syntax",
+        }),
     }
 }
 
@@ -43,8 +98,12 @@ fn split_base(s: &str, base0: bool) -> (u32, String) {
 }
 
 /// `strconv.ParseInt(s, base, bits)`, base 0 (prefix-driven) or 10.
-pub(crate) fn parse_int(s: &str, base0: bool, bits: u32) -> Result<i64, String> {
-    let fail = |what: &str| format!("strconv.ParseInt: parsing {}: {what}", go_quote(s));
+pub(crate) fn parse_int(s: &str, base0: bool, bits: u32) -> Result<i64, ValueError> {
+    let fail = |reason: &'static str| ValueError::Strconv {
+        func: "ParseInt",
+        text: s.to_string(),
+        reason,
+    };
     let (neg, body) = match s.strip_prefix('-') {
         Some(r) => (true, r),
         None => (false, s.strip_prefix('+').unwrap_or(s)),
@@ -63,8 +122,12 @@ pub(crate) fn parse_int(s: &str, base0: bool, bits: u32) -> Result<i64, String> 
 }
 
 /// `strconv.ParseUint(s, 0, 64)`.
-pub(crate) fn parse_uint(s: &str) -> Result<u64, String> {
-    let fail = |what: &str| format!("strconv.ParseUint: parsing {}: {what}", go_quote(s));
+pub(crate) fn parse_uint(s: &str) -> Result<u64, ValueError> {
+    let fail = |reason: &'static str| ValueError::Strconv {
+        func: "ParseUint",
+        text: s.to_string(),
+        reason,
+    };
     let (base, digits) = split_base(s, true);
     if digits.is_empty() || !digits.chars().all(|c| c.is_digit(base)) {
         return Err(fail("invalid syntax"));
@@ -73,8 +136,8 @@ pub(crate) fn parse_uint(s: &str) -> Result<u64, String> {
 }
 
 /// `time.ParseDuration`, in nanoseconds.
-pub(crate) fn parse_duration(orig: &str) -> Result<i64, String> {
-    let invalid = || format!("time: invalid duration {}", go_quote(orig));
+pub(crate) fn parse_duration(orig: &str) -> Result<i64, ValueError> {
+    let invalid = || ValueError::InvalidDuration(orig.to_string());
     let mut s = orig;
     let mut neg = false;
     if let Some(c) = s.chars().next()
@@ -111,7 +174,7 @@ pub(crate) fn parse_duration(orig: &str) -> Result<i64, String> {
         let unit = &s[..unit_end];
         s = &s[unit_end..];
         if unit.is_empty() {
-            return Err(format!("time: missing unit in duration {}", go_quote(orig)));
+            return Err(ValueError::MissingUnit(orig.to_string()));
         }
         let scale: f64 = match unit {
             "ns" => 1.0,
@@ -121,11 +184,10 @@ pub(crate) fn parse_duration(orig: &str) -> Result<i64, String> {
             "m" => 60e9,
             "h" => 3600e9,
             _ => {
-                return Err(format!(
-                    "time: unknown unit {} in duration {}",
-                    go_quote(unit),
-                    go_quote(orig)
-                ));
+                return Err(ValueError::UnknownUnit {
+                    unit: unit.to_string(),
+                    duration: orig.to_string(),
+                });
             }
         };
         let number: f64 = format!(
@@ -148,7 +210,7 @@ pub(crate) fn parse_duration(orig: &str) -> Result<i64, String> {
 /// bytes from 1, `\r\n` reads as `\n`, blank lines before the record are skipped (nothing but blank
 /// lines is `EOF`), a quoted field may span lines and the record ends with its first line break
 /// outside quotes (what follows is not read).
-pub(crate) fn parse_csv(s: &str) -> Result<Vec<String>, String> {
+pub(crate) fn parse_csv(s: &str) -> Result<Vec<String>, ValueError> {
     if s.is_empty() {
         return Ok(Vec::new());
     }
@@ -158,18 +220,17 @@ pub(crate) fn parse_csv(s: &str) -> Result<Vec<String>, String> {
     };
     let mut line = loop {
         match reader.next_line() {
-            None => return Err("EOF".to_string()),
+            None => return Err(ValueError::CsvEof),
             Some(l) if l == b"\n" => continue,
             Some(l) => break l,
         }
     };
     let record_line = reader.number;
-    let error = |line: usize, column: usize, what: &str| {
-        if line == record_line {
-            format!("parse error on line {line}, column {column}: {what}")
-        } else {
-            format!("record on line {record_line}; parse error on line {line}, column {column}: {what}")
-        }
+    let error = |line: usize, column: usize, what: &'static str| ValueError::Csv {
+        record_line,
+        line,
+        column,
+        what,
     };
     const BARE: &str = "bare \" in non-quoted-field";
     const QUOTE: &str = "extraneous or missing \" in quoted-field";
@@ -281,74 +342,96 @@ mod tests {
 
     #[test]
     fn durations_follow_go() {
-        assert_eq!(parse_duration("24h0m0s"), Ok(86_400_000_000_000));
-        assert_eq!(parse_duration("1.5s"), Ok(1_500_000_000));
-        assert_eq!(parse_duration("-2m"), Ok(-120_000_000_000));
-        assert_eq!(parse_duration("0"), Ok(0));
         assert_eq!(
-            parse_duration("5x"),
+            parse_duration("24h0m0s").map_err(|e| e.to_string()),
+            Ok(86_400_000_000_000)
+        );
+        assert_eq!(
+            parse_duration("1.5s").map_err(|e| e.to_string()),
+            Ok(1_500_000_000)
+        );
+        assert_eq!(
+            parse_duration("-2m").map_err(|e| e.to_string()),
+            Ok(-120_000_000_000)
+        );
+        assert_eq!(parse_duration("0").map_err(|e| e.to_string()), Ok(0));
+        assert_eq!(
+            parse_duration("5x").map_err(|e| e.to_string()),
             Err(r#"time: unknown unit "x" in duration "5x""#.to_string())
         );
         assert_eq!(
-            parse_duration("5"),
+            parse_duration("5").map_err(|e| e.to_string()),
             Err(r#"time: missing unit in duration "5""#.to_string())
         );
         assert_eq!(
-            parse_duration("abc"),
+            parse_duration("abc").map_err(|e| e.to_string()),
             Err(r#"time: invalid duration "abc""#.to_string())
         );
     }
 
     #[test]
     fn ints_follow_go() {
-        assert_eq!(parse_int("0x10", true, 32), Ok(16));
-        assert_eq!(parse_int("010", true, 32), Ok(8));
-        assert_eq!(parse_int("-5", false, 32), Ok(-5));
+        assert_eq!(parse_int("0x10", true, 32).map_err(|e| e.to_string()), Ok(16));
+        assert_eq!(parse_int("010", true, 32).map_err(|e| e.to_string()), Ok(8));
+        assert_eq!(parse_int("-5", false, 32).map_err(|e| e.to_string()), Ok(-5));
         assert!(
             parse_int("2147483648", true, 32)
+                .map_err(|e| e.to_string())
                 .expect_err("out of range")
                 .ends_with("value out of range")
         );
         assert_eq!(
-            parse_int("abc", false, 32),
+            parse_int("abc", false, 32).map_err(|e| e.to_string()),
             Err(r#"strconv.ParseInt: parsing "abc": invalid syntax"#.to_string())
         );
     }
 
     #[test]
     fn csv_follows_encoding_csv() {
-        assert_eq!(parse_csv("a,b"), Ok(vec!["a".to_string(), "b".to_string()]));
         assert_eq!(
-            parse_csv(r#""a,b",c"#),
+            parse_csv("a,b").map_err(|e| e.to_string()),
+            Ok(vec!["a".to_string(), "b".to_string()])
+        );
+        assert_eq!(
+            parse_csv(r#""a,b",c"#).map_err(|e| e.to_string()),
             Ok(vec!["a,b".to_string(), "c".to_string()])
         );
-        assert_eq!(parse_csv("a,"), Ok(vec!["a".to_string(), String::new()]));
-        assert_eq!(parse_csv(""), Ok(vec![]));
-        // What Go's reader says (go1.20 and later), checked against upstream's flag errors.
-        assert_eq!(parse_csv("a\nb"), Ok(vec!["a".to_string()]));
-        assert_eq!(parse_csv("\n\na,b"), Ok(vec!["a".to_string(), "b".to_string()]));
-        assert_eq!(parse_csv("\n"), Err("EOF".to_string()));
         assert_eq!(
-            parse_csv("\"a\nb\",c"),
+            parse_csv("a,").map_err(|e| e.to_string()),
+            Ok(vec!["a".to_string(), String::new()])
+        );
+        assert_eq!(parse_csv("").map_err(|e| e.to_string()), Ok(vec![]));
+        // What Go's reader says (go1.20 and later), checked against upstream's flag errors.
+        assert_eq!(
+            parse_csv("a\nb").map_err(|e| e.to_string()),
+            Ok(vec!["a".to_string()])
+        );
+        assert_eq!(
+            parse_csv("\n\na,b").map_err(|e| e.to_string()),
+            Ok(vec!["a".to_string(), "b".to_string()])
+        );
+        assert_eq!(parse_csv("\n").map_err(|e| e.to_string()), Err("EOF".to_string()));
+        assert_eq!(
+            parse_csv("\"a\nb\",c").map_err(|e| e.to_string()),
             Ok(vec!["a\nb".to_string(), "c".to_string()])
         );
         assert_eq!(
-            parse_csv("\"abc"),
+            parse_csv("\"abc").map_err(|e| e.to_string()),
             Err("parse error on line 1, column 5: extraneous or missing \" in quoted-field".to_string())
         );
         assert_eq!(
-            parse_csv("é,\"a\"b"),
+            parse_csv("é,\"a\"b").map_err(|e| e.to_string()),
             Err("parse error on line 1, column 6: extraneous or missing \" in quoted-field".to_string())
         );
         assert_eq!(
-            parse_csv("\"x\ny\"z"),
+            parse_csv("\"x\ny\"z").map_err(|e| e.to_string()),
             Err(
                 "record on line 1; parse error on line 2, column 2: extraneous or missing \" in quoted-field"
                     .to_string()
             )
         );
         assert_eq!(
-            parse_csv("ab,c\"d"),
+            parse_csv("ab,c\"d").map_err(|e| e.to_string()),
             Err("parse error on line 1, column 5: bare \" in non-quoted-field".to_string())
         );
     }

@@ -239,7 +239,7 @@ fn lex(text: &str) -> Result<Lexed, (usize, String)> {
                         }
                     }
                     i += 1;
-                    let s = unquote(&text[start..i]).map_err(|e| (start, e))?;
+                    let s = unquote(&text[start..i]).map_err(|e| (start, e.to_string()))?;
                     toks.push((Tok::Str(s), start));
                 }
                 b'`' => {
@@ -302,7 +302,7 @@ fn lex(text: &str) -> Result<Lexed, (usize, String)> {
     Ok(Lexed { toks })
 }
 
-fn unquote(s: &str) -> Result<String, String> {
+fn unquote(s: &str) -> Result<String, ValueError> {
     let body = &s[1..s.len() - 1];
     let mut out = String::new();
     let mut chars = body.chars();
@@ -329,10 +329,10 @@ fn unquote(s: &str) -> Result<String, String> {
                     _ => 8,
                 };
                 let hex: String = chars.by_ref().take(n).collect();
-                let v = u32::from_str_radix(&hex, 16).map_err(|_| "invalid syntax".to_string())?;
-                out.push(char::from_u32(v).ok_or("invalid syntax")?);
+                let v = u32::from_str_radix(&hex, 16).map_err(|_| ValueError::Syntax)?;
+                out.push(char::from_u32(v).ok_or(ValueError::Syntax)?);
             }
-            _ => return Err(format!("invalid syntax: {s}")),
+            _ => return Err(ValueError::SyntaxIn(s.to_string())),
         }
     }
     Ok(out)
@@ -355,6 +355,67 @@ fn is_empty_tree(nodes: &[Node]) -> bool {
     nodes
         .iter()
         .all(|n| matches!(n, Node::Text(t) if t.trim().is_empty()))
+}
+
+/// Why a Go template could not be parsed or run, worded as text/template words it (kubectl prints
+/// it inside its own message).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum TemplateError {
+    /// The text is not a valid template: `template: NAME:LINE: unclosed action`.
+    #[error("template: {name}:{line}: {message}")]
+    Parse {
+        /// The template's name.
+        name: String,
+        /// The line (from 1) where parsing stopped.
+        line: usize,
+        /// What is wrong there.
+        message: String,
+    },
+    /// A node failed on the data: `template: NAME:LINE:COL: executing "NAME" at <.x>: …`.
+    #[error(
+        "template: {template}:{line}:{col}: executing {} at <{node}>: {message}",
+        kubeadm_api::gofmt::quote(.executing)
+    )]
+    Exec {
+        /// The name of the template parsed.
+        template: String,
+        /// The node's line (from 1).
+        line: usize,
+        /// The node's column (from 0, in bytes).
+        col: usize,
+        /// The template executing (the one parsed, or one it defines).
+        executing: String,
+        /// The node's text.
+        node: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// The thread that runs templates with definitions (on a large stack) could not start.
+    #[error("template: cannot start its execution: {0}")]
+    Start(String),
+}
+
+/// Why a literal or a builtin function fails on its values, in text/template's words; an
+/// execution error puts it after `error calling NAME: `.
+#[derive(Debug, thiserror::Error)]
+enum ValueError {
+    /// Values of kinds the operation does not take: `incompatible types for comparison: int and
+    /// string`, `slice of untyped nil`.
+    #[error("{0}")]
+    Type(String),
+    /// An index outside the value, or too many: `index out of range: 5`, `invalid slice index: 2 >
+    /// 1`.
+    #[error("{0}")]
+    Index(String),
+    /// Invalid base64 (Go's `base64.CorruptInputError`).
+    #[error("illegal base64 data at input byte {0}")]
+    Base64(usize),
+    /// A quoted literal with an invalid escape (Go's `strconv.ErrSyntax`).
+    #[error("invalid syntax")]
+    Syntax,
+    /// As [`ValueError::Syntax`], naming the literal.
+    #[error("invalid syntax: {0}")]
+    SyntaxIn(String),
 }
 
 /// A parse error: the position and message.
@@ -806,8 +867,12 @@ enum Flow {
 
 impl Template {
     /// Parses `text` as the template `name`; the error is Go's (`template: NAME:LINE: …`).
-    pub(crate) fn parse(name: &str, text: &str) -> Result<Self, String> {
-        let err = |(pos, msg): PErr| format!("template: {name}:{}: {msg}", line_of(text, pos));
+    pub(crate) fn parse(name: &str, text: &str) -> Result<Self, TemplateError> {
+        let err = |(pos, message): PErr| TemplateError::Parse {
+            name: name.to_string(),
+            line: line_of(text, pos),
+            message,
+        };
         let lexed = lex(text).map_err(err)?;
         let mut p = Parser {
             text,
@@ -848,7 +913,7 @@ impl Template {
 
     /// Runs the template on `data`, writing into `out` as it goes (a failure leaves what was
     /// written); the error is Go's (`template: NAME:LINE:COL: executing "NAME" at <…>: …`).
-    pub(crate) fn execute(&self, data: &Value, out: &mut String) -> Result<(), String> {
+    pub(crate) fn execute(&self, data: &Value, out: &mut String) -> Result<(), TemplateError> {
         let run = |out: &mut String| {
             let mut e = Exec {
                 t: self,
@@ -867,7 +932,7 @@ impl Template {
             std::thread::Builder::new()
                 .stack_size(4 << 30)
                 .spawn_scoped(scope, || run(out))
-                .map_err(|e| format!("template: cannot start its execution: {e}"))?
+                .map_err(|e| TemplateError::Start(e.to_string()))?
                 .join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
         })
@@ -902,24 +967,25 @@ fn arg_v(v: &V) -> String {
 }
 
 impl Exec<'_> {
-    fn error_at(&self, cmd: &Cmd, msg: &str) -> String {
+    fn error_at(&self, cmd: &Cmd, msg: &str) -> TemplateError {
         self.error_at_pos(cmd.pos, &cmd.text, msg)
     }
 
     /// Go's execution error: the place in the parsed text (named after the template parsed), the
     /// template executing, the node.
-    fn error_at_pos(&self, pos: usize, node: &str, msg: &str) -> String {
+    fn error_at_pos(&self, pos: usize, node: &str, msg: &str) -> TemplateError {
         let text = &self.t.text;
-        let line = line_of(text, pos);
-        let col = pos - text[..pos].rfind('\n').map_or(0, |i| i + 1);
-        format!(
-            "template: {}:{line}:{col}: executing {} at <{node}>: {msg}",
-            self.t.name,
-            kubeadm_api::gofmt::quote(&self.name),
-        )
+        TemplateError::Exec {
+            template: self.t.name.clone(),
+            line: line_of(text, pos),
+            col: pos - text[..pos].rfind('\n').map_or(0, |i| i + 1),
+            executing: self.name.clone(),
+            node: node.to_string(),
+            message: msg.to_string(),
+        }
     }
 
-    fn nodes(&mut self, nodes: &[Node], dot: &V, out: &mut String) -> Result<Flow, String> {
+    fn nodes(&mut self, nodes: &[Node], dot: &V, out: &mut String) -> Result<Flow, TemplateError> {
         for n in nodes {
             match n {
                 Node::Text(t) => out.push_str(t),
@@ -1039,7 +1105,7 @@ impl Exec<'_> {
     }
 
     /// A pipeline's value, its declarations made.
-    fn pipe(&mut self, p: &Pipe, dot: &V) -> Result<V, String> {
+    fn pipe(&mut self, p: &Pipe, dot: &V) -> Result<V, TemplateError> {
         let v = self.pipe_value(p, dot)?;
         if let [d] = p.decl.as_slice() {
             self.set(d, v.clone(), p.assign);
@@ -1047,7 +1113,7 @@ impl Exec<'_> {
         Ok(v)
     }
 
-    fn pipe_value(&mut self, p: &Pipe, dot: &V) -> Result<V, String> {
+    fn pipe_value(&mut self, p: &Pipe, dot: &V) -> Result<V, TemplateError> {
         let mut prev: Option<V> = None;
         for cmd in &p.cmds {
             prev = Some(self.command(cmd, dot, prev)?);
@@ -1055,7 +1121,7 @@ impl Exec<'_> {
         Ok(prev.unwrap_or(None))
     }
 
-    fn command(&mut self, cmd: &Cmd, dot: &V, piped: Option<V>) -> Result<V, String> {
+    fn command(&mut self, cmd: &Cmd, dot: &V, piped: Option<V>) -> Result<V, TemplateError> {
         let first = &cmd.args[0];
         if let Arg::Ident(f) = first {
             let mut args = Vec::new();
@@ -1080,7 +1146,7 @@ impl Exec<'_> {
         self.arg(first, dot, cmd, 0)
     }
 
-    fn arg(&mut self, a: &Arg, dot: &V, cmd: &Cmd, index: usize) -> Result<V, String> {
+    fn arg(&mut self, a: &Arg, dot: &V, cmd: &Cmd, index: usize) -> Result<V, TemplateError> {
         let span = &cmd.spans[index];
         Ok(match a {
             Arg::Field(chain) => self.chain(dot.clone(), chain, span)?,
@@ -1107,7 +1173,7 @@ impl Exec<'_> {
         })
     }
 
-    fn chain(&self, mut v: V, chain: &[String], span: &(String, usize)) -> Result<V, String> {
+    fn chain(&self, mut v: V, chain: &[String], span: &(String, usize)) -> Result<V, TemplateError> {
         let err = |msg: String| self.error_at_pos(span.1, &span.0, &msg);
         for name in chain {
             v = match v {
@@ -1137,7 +1203,7 @@ impl Exec<'_> {
         Ok(v)
     }
 
-    fn call(&self, f: &str, args: Vec<V>, cmd: &Cmd) -> Result<V, String> {
+    fn call(&self, f: &str, args: Vec<V>, cmd: &Cmd) -> Result<V, TemplateError> {
         let fail = |m: String| self.error_at(cmd, &format!("error calling {f}: {m}"));
         // The Go type of argument `i`: an integer constant of the template is an `int`, the data's
         // integers are `int64`.
@@ -1148,7 +1214,7 @@ impl Exec<'_> {
                 gofmt::type_name(v, true)
             }
         };
-        let want = |n: usize| -> Result<(), String> {
+        let want = |n: usize| -> Result<(), TemplateError> {
             if args.len() == n {
                 Ok(())
             } else {
@@ -1158,7 +1224,7 @@ impl Exec<'_> {
                 ))
             }
         };
-        let at_least = |n: usize| -> Result<(), String> {
+        let at_least = |n: usize| -> Result<(), TemplateError> {
             if args.len() >= n {
                 Ok(())
             } else {
@@ -1262,7 +1328,7 @@ impl Exec<'_> {
                 if f != "eq" {
                     want(2)?;
                 }
-                let r = compare(f, &args[0], &args[1..]).map_err(fail)?;
+                let r = compare(f, &args[0], &args[1..]).map_err(|e| fail(e.to_string()))?;
                 Ok(Some(Value::Bool(r)))
             }
             "html" => s(html(&eval_args(&args))),
@@ -1295,7 +1361,7 @@ impl Exec<'_> {
             }
             "slice" => {
                 at_least(1)?;
-                slice(&args[0], &args[1..], &|v| type_of(0, v)).map_err(fail)
+                slice(&args[0], &args[1..], &|v| type_of(0, v)).map_err(|e| fail(e.to_string()))
             }
             "call" => {
                 at_least(1)?;
@@ -1335,43 +1401,59 @@ fn decoded_cap(len: usize) -> usize {
 /// Go's `slice` builtin on a decoded JSON value: `slice x`, `slice x i`, `slice x i j` and, on a
 /// list, `slice x i j k`; indexes may reach the capacity (a list's positions past its length are
 /// nil).
-fn slice(item: &V, indexes: &[V], item_type: &dyn Fn(&Value) -> &'static str) -> Result<V, String> {
+fn slice(item: &V, indexes: &[V], item_type: &dyn Fn(&Value) -> &'static str) -> Result<V, ValueError> {
     let (len, cap) = match item {
-        None | Some(Value::Null) => return Err("slice of untyped nil".into()),
-        _ if indexes.len() > 3 => return Err(format!("too many slice indexes: {}", indexes.len())),
+        None | Some(Value::Null) => return Err(ValueError::Type("slice of untyped nil".into())),
+        _ if indexes.len() > 3 => {
+            return Err(ValueError::Index(format!(
+                "too many slice indexes: {}",
+                indexes.len()
+            )));
+        }
         Some(Value::String(x)) => {
             if indexes.len() == 3 {
-                return Err("cannot 3-index slice a string".into());
+                return Err(ValueError::Type("cannot 3-index slice a string".into()));
             }
             (x.len(), x.len())
         }
         Some(Value::Array(a)) => (a.len(), decoded_cap(a.len())),
         Some(other) => {
-            return Err(format!("can't slice item of type {}", item_type(other)));
+            return Err(ValueError::Type(format!(
+                "can't slice item of type {}",
+                item_type(other)
+            )));
         }
     };
     let mut idx = [0, len, 0];
     for (i, index) in indexes.iter().enumerate() {
         let x = match index {
             Some(Value::Number(n)) if n.is_i64() => n.as_i64().unwrap_or(0),
-            None | Some(Value::Null) => return Err("cannot index slice/array with nil".into()),
+            None | Some(Value::Null) => {
+                return Err(ValueError::Type("cannot index slice/array with nil".into()));
+            }
             Some(other) => {
-                return Err(format!(
+                return Err(ValueError::Type(format!(
                     "cannot index slice/array with type {}",
                     gofmt::type_name(other, true)
-                ));
+                )));
             }
         };
         match usize::try_from(x) {
             Ok(x) if x <= cap => idx[i] = x,
-            _ => return Err(format!("index out of range: {x}")),
+            _ => return Err(ValueError::Index(format!("index out of range: {x}"))),
         }
     }
     if idx[0] > idx[1] {
-        return Err(format!("invalid slice index: {} > {}", idx[0], idx[1]));
+        return Err(ValueError::Index(format!(
+            "invalid slice index: {} > {}",
+            idx[0], idx[1]
+        )));
     }
     if indexes.len() == 3 && idx[1] > idx[2] {
-        return Err(format!("invalid slice index: {} > {}", idx[1], idx[2]));
+        return Err(ValueError::Index(format!(
+            "invalid slice index: {} > {}",
+            idx[1], idx[2]
+        )));
     }
     Ok(Some(if let Some(Value::Array(a)) = item {
         Value::Array(
@@ -1429,11 +1511,11 @@ fn kind(v: &V) -> Kind {
     }
 }
 
-fn compare(f: &str, a: &V, rest: &[V]) -> Result<bool, String> {
+fn compare(f: &str, a: &V, rest: &[V]) -> Result<bool, ValueError> {
     const INCOMPATIBLE: &str = "incompatible types for comparison";
     const BAD: &str = "invalid type for comparison";
     if rest.is_empty() {
-        return Err("missing argument for comparison".into());
+        return Err(ValueError::Type("missing argument for comparison".into()));
     }
     // Go names the two types; an integer is named `int`, as template literals are.
     let tname = |v: &V| match kind(v) {
@@ -1444,8 +1526,9 @@ fn compare(f: &str, a: &V, rest: &[V]) -> Result<bool, String> {
         Kind::Nil => "<nil>",
         Kind::Other => v.as_ref().map_or("<nil>", |x| gofmt::type_name(x, true)),
     };
-    let incompatible = |a: &V, b: &V| format!("{INCOMPATIBLE}: {} and {}", tname(a), tname(b));
-    let eq = |a: &V, b: &V| -> Result<bool, String> {
+    let incompatible =
+        |a: &V, b: &V| ValueError::Type(format!("{INCOMPATIBLE}: {} and {}", tname(a), tname(b)));
+    let eq = |a: &V, b: &V| -> Result<bool, ValueError> {
         match (kind(a), kind(b)) {
             (Kind::Bool(x), Kind::Bool(y)) => Ok(x == y),
             (Kind::Int(x), Kind::Int(y)) => Ok(x == y),
@@ -1453,23 +1536,23 @@ fn compare(f: &str, a: &V, rest: &[V]) -> Result<bool, String> {
             (Kind::Str(x), Kind::Str(y)) => Ok(x == y),
             (Kind::Nil, Kind::Nil) => Ok(true),
             (Kind::Nil, _) | (_, Kind::Nil) => Ok(false),
-            (Kind::Other, Kind::Other) => Err(format!(
+            (Kind::Other, Kind::Other) => Err(ValueError::Type(format!(
                 "non-comparable types {}: {}, {}: {}",
                 arg_v(a),
                 a.as_ref().map_or("<nil>", |x| gofmt::type_name(x, true)),
                 b.as_ref().map_or("<nil>", |x| gofmt::type_name(x, true)),
                 arg_v(b)
-            )),
+            ))),
             _ => Err(incompatible(a, b)),
         }
     };
-    let lt = |a: &V, b: &V| -> Result<bool, String> {
+    let lt = |a: &V, b: &V| -> Result<bool, ValueError> {
         match (kind(a), kind(b)) {
             (Kind::Int(x), Kind::Int(y)) => Ok(x < y),
             (Kind::Float(x), Kind::Float(y)) => Ok(x < y),
             (Kind::Str(x), Kind::Str(y)) => Ok(x < y),
             (Kind::Nil | Kind::Other | Kind::Bool(_), _) | (_, Kind::Nil | Kind::Other | Kind::Bool(_)) => {
-                Err(BAD.into())
+                Err(ValueError::Type(BAD.into()))
             }
             _ => Err(incompatible(a, b)),
         }
@@ -1543,16 +1626,16 @@ fn urlquery(s: &str) -> String {
 }
 
 /// Go's `base64.StdEncoding.DecodeString` (padded, strict), with its error text.
-fn base64_decode(s: &str) -> Result<String, String> {
+fn base64_decode(s: &str) -> Result<String, ValueError> {
     use base64::Engine as _;
     let stripped: String = s.chars().filter(|c| *c != '\n' && *c != '\r').collect();
     match base64::engine::general_purpose::STANDARD.decode(&stripped) {
         Ok(b) => Ok(String::from_utf8_lossy(&b).into_owned()),
-        Err(base64::DecodeError::InvalidByte(i, _)) => Err(format!("illegal base64 data at input byte {i}")),
+        Err(base64::DecodeError::InvalidByte(i, _)) => Err(ValueError::Base64(i)),
         Err(_) => {
             // A length that is not a multiple of four: Go reports the end of the last full quantum.
             let i = stripped.len() / 4 * 4;
-            Err(format!("illegal base64 data at input byte {i}"))
+            Err(ValueError::Base64(i))
         }
     }
 }

@@ -76,8 +76,36 @@ fn is_alnum(c: char) -> bool {
     c == '_' || c.is_alphanumeric()
 }
 
+/// Why a JSONPath template could not be parsed or run, in the words of client-go's `jsonpath`
+/// package (kubectl prints them inside its own message).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum JsonPathError {
+    /// The template is not valid JSONPath: `unclosed action`, `unterminated array`, `invalid array
+    /// index x`.
+    #[error("{0}")]
+    Syntax(String),
+    /// A quoted string in the template has an invalid escape or quote (Go's `strconv.ErrSyntax`).
+    #[error("unquote string {0} error invalid syntax")]
+    Unquote(String),
+    /// An identifier the template may not use there: `unrecognized identifier x`, `not in range,
+    /// nothing to end`, `unrecognized filter operator x`.
+    #[error("{0}")]
+    Identifier(String),
+    /// A field the object does not have, when missing keys are not allowed.
+    #[error("{0} is not found")]
+    NotFound(String),
+    /// A value of the wrong kind for the step: `string is not array or slice`, `incompatible types
+    /// for comparison`.
+    #[error("{0}")]
+    Type(String),
+    /// An index or slice outside a list: `array index out of bounds: index 3, length 2`, `step must
+    /// be > 0`.
+    #[error("{0}")]
+    Index(String),
+}
+
 /// Parses `text` as a whole template: its top-level nodes.
-fn parse(text: &str) -> Result<Vec<Node>, String> {
+fn parse(text: &str) -> Result<Vec<Node>, JsonPathError> {
     let mut p = Parser {
         input: text,
         pos: 0,
@@ -90,7 +118,7 @@ fn parse(text: &str) -> Result<Vec<Node>, String> {
 }
 
 /// `{text}` parsed: the nodes of its one action.
-fn parse_action(text: &str) -> Result<Vec<Node>, String> {
+fn parse_action(text: &str) -> Result<Vec<Node>, JsonPathError> {
     let mut nodes = parse(&format!("{{{text}}}"))?;
     match nodes.swap_remove(0) {
         Node::List(l) => Ok(l),
@@ -129,7 +157,7 @@ impl Parser<'_> {
         &self.input[self.pos..]
     }
 
-    fn parse_text(&mut self) -> Result<(), String> {
+    fn parse_text(&mut self) -> Result<(), JsonPathError> {
         loop {
             if self.rest().starts_with('{') {
                 if self.pos > self.start {
@@ -157,7 +185,7 @@ impl Parser<'_> {
 
     /// Parses the inside of an action into `cur`; at its closing brace, parses the rest of the
     /// template and returns the top-level nodes that follow.
-    fn parse_inside(&mut self, cur: &mut Vec<Node>) -> Result<Vec<Node>, String> {
+    fn parse_inside(&mut self, cur: &mut Vec<Node>) -> Result<Vec<Node>, JsonPathError> {
         loop {
             let rest = self.rest();
             if rest.starts_with('}') {
@@ -175,7 +203,7 @@ impl Parser<'_> {
             }
             if rest.starts_with("..") {
                 if matches!(cur.last(), Some(Node::Recursive)) {
-                    return Err("invalid multiple recursive descent".into());
+                    return Err(JsonPathError::Syntax("invalid multiple recursive descent".into()));
                 }
                 self.pos += 2;
                 self.consume();
@@ -186,7 +214,9 @@ impl Parser<'_> {
                 continue;
             }
             match self.next() {
-                None | Some('\r') | Some('\n') => return Err("unclosed action".into()),
+                None | Some('\r') | Some('\n') => {
+                    return Err(JsonPathError::Syntax("unclosed action".into()));
+                }
                 Some(' ') | Some('@') | Some('$') => {
                     self.consume();
                 }
@@ -216,16 +246,16 @@ impl Parser<'_> {
                     }
                 }
                 Some(c) => {
-                    return Err(format!(
+                    return Err(JsonPathError::Syntax(format!(
                         "unrecognized character in action: U+{:04X} '{c}'",
                         c as u32
-                    ));
+                    )));
                 }
             }
         }
     }
 
-    fn parse_number(&mut self, cur: &mut Vec<Node>) -> Result<(), String> {
+    fn parse_number(&mut self, cur: &mut Vec<Node>) -> Result<(), JsonPathError> {
         if matches!(self.peek(), Some('+' | '-')) {
             self.next();
         }
@@ -245,15 +275,15 @@ impl Parser<'_> {
         } else if let Some(f) = go_parse_float(&v) {
             cur.push(Node::Float(f));
         } else {
-            return Err(format!("cannot parse number {v}"));
+            return Err(JsonPathError::Syntax(format!("cannot parse number {v}")));
         }
         Ok(())
     }
 
-    fn parse_array(&mut self, cur: &mut Vec<Node>) -> Result<(), String> {
+    fn parse_array(&mut self, cur: &mut Vec<Node>) -> Result<(), JsonPathError> {
         loop {
             match self.next() {
-                None | Some('\n') => return Err("unterminated array".into()),
+                None | Some('\n') => return Err(JsonPathError::Syntax("unterminated array".into())),
                 Some(']') => break,
                 _ => {}
             }
@@ -280,7 +310,8 @@ impl Parser<'_> {
             cur.extend(parse_action(&format!(".{}", &text[1..text.len() - 1]))?);
             return Ok(());
         }
-        let groups = slice_groups(&text).ok_or_else(|| format!("invalid array index {text}"))?;
+        let groups = slice_groups(&text)
+            .ok_or_else(|| JsonPathError::Syntax(format!("invalid array index {text}")))?;
         let mut params = [Param::default(); 3];
         for i in 0..3 {
             let g = groups[i];
@@ -292,7 +323,7 @@ impl Parser<'_> {
                     params[i].known = true;
                     params[i].value = g
                         .parse()
-                        .map_err(|_| format!("array index {g} is not a number"))?;
+                        .map_err(|_| JsonPathError::Syntax(format!("array index {g} is not a number")))?;
                 }
             } else if i == 1 {
                 params[i] = Param {
@@ -306,14 +337,14 @@ impl Parser<'_> {
         Ok(())
     }
 
-    fn parse_filter(&mut self, cur: &mut Vec<Node>) -> Result<(), String> {
+    fn parse_filter(&mut self, cur: &mut Vec<Node>) -> Result<(), JsonPathError> {
         self.pos += 3;
         self.consume();
         let (mut begin, mut end) = (false, false);
         let mut pair = '"';
         loop {
             match self.next() {
-                None | Some('\n') => return Err("unterminated filter".into()),
+                None | Some('\n') => return Err(JsonPathError::Syntax("unterminated filter".into())),
                 Some(r @ ('"' | '\'')) => {
                     if !begin {
                         begin = true;
@@ -329,7 +360,7 @@ impl Parser<'_> {
             }
         }
         if self.next() != Some(']') {
-            return Err("unclosed array expect ]".into());
+            return Err(JsonPathError::Syntax("unclosed array expect ]".into()));
         }
         let text = self.consume();
         let text = &text[..text.len() - 2];
@@ -352,16 +383,16 @@ impl Parser<'_> {
         Ok(())
     }
 
-    fn parse_quote(&mut self, cur: &mut Vec<Node>, end: char) -> Result<(), String> {
+    fn parse_quote(&mut self, cur: &mut Vec<Node>, end: char) -> Result<(), JsonPathError> {
         loop {
             match self.next() {
-                None | Some('\n') => return Err("unterminated quoted string".into()),
+                None | Some('\n') => return Err(JsonPathError::Syntax("unterminated quoted string".into())),
                 Some(c) if c == end && self.input.as_bytes()[self.pos - 2] != b'\\' => break,
                 _ => {}
             }
         }
         let v = self.consume();
-        let s = unquote(&v).map_err(|e| format!("unquote string {v} error {e}"))?;
+        let s = unquote(&v).ok_or_else(|| JsonPathError::Unquote(v.clone()))?;
         cur.push(Node::Text(s));
         Ok(())
     }
@@ -440,12 +471,11 @@ fn go_parse_float(s: &str) -> Option<f64> {
     s.parse().ok()
 }
 
-/// client-go's `UnquoteExtend`: Go's unquoting for `"…"` and `'…'`.
-fn unquote(s: &str) -> Result<String, String> {
-    const SYNTAX: &str = "invalid syntax";
+/// client-go's `UnquoteExtend`: Go's unquoting for `"…"` and `'…'`; `None` on invalid syntax.
+fn unquote(s: &str) -> Option<String> {
     let b = s.as_bytes();
     if b.len() < 2 || b[0] != b[b.len() - 1] || (b[0] != b'"' && b[0] != b'\'') {
-        return Err(SYNTAX.into());
+        return None;
     }
     let quote = b[0] as char;
     let body = &s[1..s.len() - 1];
@@ -453,13 +483,13 @@ fn unquote(s: &str) -> Result<String, String> {
     let mut chars = body.chars();
     while let Some(c) = chars.next() {
         if c == quote {
-            return Err(SYNTAX.into());
+            return None;
         }
         if c != '\\' {
             out.push(c);
             continue;
         }
-        let e = chars.next().ok_or(SYNTAX)?;
+        let e = chars.next()?;
         match e {
             'n' => out.push('\n'),
             't' => out.push('\t'),
@@ -477,24 +507,24 @@ fn unquote(s: &str) -> Result<String, String> {
                     _ => 8,
                 };
                 let hex: String = chars.by_ref().take(n).collect();
-                let v = u32::from_str_radix(&hex, 16).map_err(|_| SYNTAX)?;
+                let v = u32::from_str_radix(&hex, 16).ok()?;
                 if hex.len() != n {
-                    return Err(SYNTAX.into());
+                    return None;
                 }
-                out.push(char::from_u32(v).ok_or(SYNTAX)?);
+                out.push(char::from_u32(v)?);
             }
             '0'..='7' => {
                 let rest: String = chars.by_ref().take(2).collect();
-                let v = u32::from_str_radix(&format!("{e}{rest}"), 8).map_err(|_| SYNTAX)?;
+                let v = u32::from_str_radix(&format!("{e}{rest}"), 8).ok()?;
                 if v > 255 {
-                    return Err(SYNTAX.into());
+                    return None;
                 }
-                out.push(char::from_u32(v).ok_or(SYNTAX)?);
+                out.push(char::from_u32(v)?);
             }
-            _ => return Err(SYNTAX.into()),
+            _ => return None,
         }
     }
-    Ok(out)
+    Some(out)
 }
 
 // ---- evaluation ----
@@ -514,7 +544,7 @@ pub(crate) struct JsonPath {
 
 impl JsonPath {
     /// Parses `text`; the error is upstream's parser's message.
-    pub(crate) fn parse(text: &str) -> Result<Self, String> {
+    pub(crate) fn parse(text: &str) -> Result<Self, JsonPathError> {
         Ok(JsonPath {
             nodes: Rc::new(parse(text)?),
             root_start: 0,
@@ -528,7 +558,7 @@ impl JsonPath {
     }
 
     /// Runs the template on `data`: the text, or upstream's error message.
-    pub(crate) fn execute(&mut self, data: &Value) -> Result<String, String> {
+    pub(crate) fn execute(&mut self, data: &Value) -> Result<String, JsonPathError> {
         let results = self.find_results(Val::Json(data))?;
         let mut out = String::new();
         for r in results {
@@ -537,7 +567,7 @@ impl JsonPath {
         Ok(out)
     }
 
-    fn find_results<'a>(&mut self, data: Val<'a>) -> Result<Vec<Vec<Val<'a>>>, String> {
+    fn find_results<'a>(&mut self, data: Val<'a>) -> Result<Vec<Vec<Val<'a>>>, JsonPathError> {
         let nodes = Rc::clone(&self.nodes);
         let cur = vec![data];
         let mut full = Vec::new();
@@ -603,7 +633,7 @@ impl JsonPath {
         }
     }
 
-    fn walk<'a>(&mut self, input: &[Val<'a>], node: &Node) -> Result<Vec<Val<'a>>, String> {
+    fn walk<'a>(&mut self, input: &[Val<'a>], node: &Node) -> Result<Vec<Val<'a>>, JsonPathError> {
         match node {
             Node::List(nodes) => self.eval_list(input, nodes),
             Node::Text(t) => Ok(vec![Val::Str(t.clone())]),
@@ -631,13 +661,15 @@ impl JsonPath {
                     self.end_range += 1;
                     Ok(Vec::new())
                 }
-                "end" => Err("not in range, nothing to end".into()),
-                other => Err(format!("unrecognized identifier {other}")),
+                "end" => Err(JsonPathError::Identifier("not in range, nothing to end".into())),
+                other => Err(JsonPathError::Identifier(format!(
+                    "unrecognized identifier {other}"
+                ))),
             },
         }
     }
 
-    fn eval_list<'a>(&mut self, input: &[Val<'a>], nodes: &[Node]) -> Result<Vec<Val<'a>>, String> {
+    fn eval_list<'a>(&mut self, input: &[Val<'a>], nodes: &[Node]) -> Result<Vec<Val<'a>>, JsonPathError> {
         let mut cur = input.to_vec();
         for n in nodes {
             cur = self.walk(&cur, n)?;
@@ -645,7 +677,7 @@ impl JsonPath {
         Ok(cur)
     }
 
-    fn eval_field<'a>(&self, input: &[Val<'a>], name: &str) -> Result<Vec<Val<'a>>, String> {
+    fn eval_field<'a>(&self, input: &[Val<'a>], name: &str) -> Result<Vec<Val<'a>>, JsonPathError> {
         if input.is_empty() {
             return Ok(Vec::new());
         }
@@ -658,7 +690,7 @@ impl JsonPath {
             }
         }
         if results.is_empty() && !self.allow_missing_keys {
-            return Err(format!("{name} is not found"));
+            return Err(JsonPathError::NotFound(name.to_string()));
         }
         Ok(results)
     }
@@ -669,16 +701,16 @@ impl JsonPath {
         left: &[Node],
         right: &[Node],
         op: &str,
-    ) -> Result<Vec<Val<'a>>, String> {
+    ) -> Result<Vec<Val<'a>>, JsonPathError> {
         let mut results = Vec::new();
         for v in input {
             let items = match v {
                 Val::Json(Value::Array(items)) => items,
                 other => {
-                    return Err(format!(
+                    return Err(JsonPathError::Type(format!(
                         "{} is not array or slice and cannot be filtered",
                         val_v(other)
-                    ));
+                    )));
                 }
             };
             for item in items {
@@ -694,13 +726,21 @@ impl JsonPath {
                 match lefts.len() {
                     0 => continue,
                     1 => {}
-                    _ => return Err("can only compare one element at a time".into()),
+                    _ => {
+                        return Err(JsonPathError::Type(
+                            "can only compare one element at a time".into(),
+                        ));
+                    }
                 }
                 let rights = self.eval_list(&temp, right)?;
                 match rights.len() {
                     0 => continue,
                     1 => {}
-                    _ => return Err("can only compare one element at a time".into()),
+                    _ => {
+                        return Err(JsonPathError::Type(
+                            "can only compare one element at a time".into(),
+                        ));
+                    }
                 }
                 if compare(&lefts[0], &rights[0], op)? {
                     results.push(Val::Json(item));
@@ -762,23 +802,27 @@ fn recursive<'a>(input: &[Val<'a>]) -> Vec<Val<'a>> {
     result
 }
 
-fn eval_array<'a>(input: &[Val<'a>], node: [Param; 3]) -> Result<Vec<Val<'a>>, String> {
+fn eval_array<'a>(input: &[Val<'a>], node: [Param; 3]) -> Result<Vec<Val<'a>>, JsonPathError> {
     let mut result = Vec::new();
     for v in input {
         let items = match v {
             Val::Json(Value::Null) => continue,
             Val::Json(Value::Array(items)) => items,
             Val::Json(other) => {
-                return Err(format!(
+                return Err(JsonPathError::Type(format!(
                     "{} is not array or slice",
                     gofmt::type_name(other, false)
+                )));
+            }
+            Val::Str(_) => return Err(JsonPathError::Type("string is not array or slice".into())),
+            Val::Int(_) => return Err(JsonPathError::Type("int is not array or slice".into())),
+            Val::Float(_) => return Err(JsonPathError::Type("float64 is not array or slice".into())),
+            Val::Bool(_) => return Err(JsonPathError::Type("bool is not array or slice".into())),
+            Val::Invalid => {
+                return Err(JsonPathError::Type(
+                    "<invalid Value> is not array or slice".into(),
                 ));
             }
-            Val::Str(_) => return Err("string is not array or slice".into()),
-            Val::Int(_) => return Err("int is not array or slice".into()),
-            Val::Float(_) => return Err("float64 is not array or slice".into()),
-            Val::Bool(_) => return Err("bool is not array or slice".into()),
-            Val::Invalid => return Err("<invalid Value> is not array or slice".into()),
         };
         let len = items.len() as i64;
         let mut p = node;
@@ -798,27 +842,27 @@ fn eval_array<'a>(input: &[Val<'a>], node: [Param; 3]) -> Result<Vec<Val<'a>>, S
             return Ok(result);
         }
         if p[0].value >= len || p[0].value < 0 {
-            return Err(format!(
+            return Err(JsonPathError::Index(format!(
                 "array index out of bounds: index {}, length {len}",
                 p[0].value
-            ));
+            )));
         }
         if p[1].value > len || p[1].value < 0 {
-            return Err(format!(
+            return Err(JsonPathError::Index(format!(
                 "array index out of bounds: index {}, length {len}",
                 p[1].value - 1
-            ));
+            )));
         }
         if p[0].value > p[1].value {
-            return Err(format!(
+            return Err(JsonPathError::Index(format!(
                 "starting index {} is greater than ending index {}",
                 p[0].value, p[1].value
-            ));
+            )));
         }
         let slice = &items[p[0].value as usize..p[1].value as usize];
         let step = if p[2].known {
             if p[2].value <= 0 {
-                return Err("step must be > 0".into());
+                return Err(JsonPathError::Index("step must be > 0".into()));
             }
             p[2].value as usize
         } else {
@@ -837,7 +881,7 @@ enum Basic {
     Str(String),
 }
 
-fn basic(v: &Val<'_>) -> Result<Basic, String> {
+fn basic(v: &Val<'_>) -> Result<Basic, JsonPathError> {
     Ok(match v {
         Val::Json(Value::Bool(b)) | Val::Bool(b) => Basic::Bool(*b),
         Val::Json(Value::Number(n)) => Basic::Float(n.as_f64().unwrap_or(0.0)),
@@ -845,16 +889,20 @@ fn basic(v: &Val<'_>) -> Result<Basic, String> {
         Val::Str(s) => Basic::Str(s.clone()),
         Val::Int(i) => Basic::Int(*i),
         Val::Float(f) => Basic::Float(*f),
-        _ => return Err("invalid type for comparison".into()),
+        _ => return Err(JsonPathError::Type("invalid type for comparison".into())),
     })
 }
 
 /// The forked text/template comparisons: same basic kinds only (a JSON number is a float64, an
 /// integer literal an int: they do not compare).
-fn compare(l: &Val<'_>, r: &Val<'_>, op: &str) -> Result<bool, String> {
+fn compare(l: &Val<'_>, r: &Val<'_>, op: &str) -> Result<bool, JsonPathError> {
     let (a, b) = (basic(l)?, basic(r)?);
-    let incompatible = || Err("incompatible types for comparison".to_string());
-    let eq = || -> Result<bool, String> {
+    let incompatible = || {
+        Err(JsonPathError::Type(
+            "incompatible types for comparison".to_string(),
+        ))
+    };
+    let eq = || -> Result<bool, JsonPathError> {
         match (&a, &b) {
             (Basic::Bool(x), Basic::Bool(y)) => Ok(x == y),
             (Basic::Int(x), Basic::Int(y)) => Ok(x == y),
@@ -863,12 +911,14 @@ fn compare(l: &Val<'_>, r: &Val<'_>, op: &str) -> Result<bool, String> {
             _ => incompatible(),
         }
     };
-    let less = || -> Result<bool, String> {
+    let less = || -> Result<bool, JsonPathError> {
         match (&a, &b) {
             (Basic::Int(x), Basic::Int(y)) => Ok(x < y),
             (Basic::Float(x), Basic::Float(y)) => Ok(x < y),
             (Basic::Str(x), Basic::Str(y)) => Ok(x < y),
-            (Basic::Bool(_), Basic::Bool(_)) => Err("invalid type for comparison".into()),
+            (Basic::Bool(_), Basic::Bool(_)) => {
+                Err(JsonPathError::Type("invalid type for comparison".into()))
+            }
             _ => incompatible(),
         }
     };
@@ -885,6 +935,8 @@ fn compare(l: &Val<'_>, r: &Val<'_>, op: &str) -> Result<bool, String> {
             let lt = less()?;
             if lt { Ok(false) } else { eq().map(|t| !t) }
         }
-        other => Err(format!("unrecognized filter operator {other}")),
+        other => Err(JsonPathError::Identifier(format!(
+            "unrecognized filter operator {other}"
+        ))),
     }
 }

@@ -31,6 +31,34 @@ pub(crate) struct TemplatePrinter {
     engine: Engine,
 }
 
+/// Why a template printer failed on an object, in the words of upstream's printers (the commands
+/// put their own words before it).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum PrintError {
+    /// The JSONPath template failed on the object; the message ends with the template and the
+    /// object (Go's `%#v`), as cli-runtime's JSONPath printer adds them for debugging.
+    #[error(
+        "error executing jsonpath {}: Error executing template: {source}. Printing more information for debugging the template:\n\ttemplate was:\n\t\t{template}\n\tobject given to jsonpath engine was:\n\t\t{object}\n\n\n",
+        kubeadm_api::gofmt::quote(.template)
+    )]
+    JsonPath {
+        /// The template text.
+        template: String,
+        /// The object as Go's `%#v` prints it.
+        object: String,
+        /// Why the template failed.
+        source: jsonpath::JsonPathError,
+    },
+    /// The Go template failed on the object.
+    #[error("error executing template {}: {source}", kubeadm_api::gofmt::quote(.template))]
+    GoTemplate {
+        /// The template text.
+        template: String,
+        /// Why the template failed (boxed: an execution error is large).
+        source: Box<gotemplate::TemplateError>,
+    },
+}
+
 #[derive(Debug)]
 enum Engine {
     JsonPath(jsonpath::JsonPath),
@@ -161,19 +189,18 @@ pub(crate) fn printer(format: &str, allow_missing: bool, allowed: &str) -> Resul
 impl TemplatePrinter {
     /// Prints `object` (the JSON the command prints with `-o json`) into `out`. On failure, `out`
     /// holds what upstream writes to standard output before it fails, and the error is its message.
-    pub(crate) fn print(&mut self, object: &Value, out: &mut String) -> Result<(), String> {
+    pub(crate) fn print(&mut self, object: &Value, out: &mut String) -> Result<(), PrintError> {
         match &mut self.engine {
             Engine::JsonPath(jp) => match jp.execute(object) {
                 Ok(text) => {
                     out.push_str(&text);
                     Ok(())
                 }
-                Err(e) => Err(format!(
-                    "error executing jsonpath {}: Error executing template: {e}. Printing more information for debugging the template:\n\ttemplate was:\n\t\t{}\n\tobject given to jsonpath engine was:\n\t\t{}\n\n\n",
-                    kubeadm_api::gofmt::quote(&self.raw),
-                    self.raw,
-                    gofmt::sharp_v(object, false),
-                )),
+                Err(source) => Err(PrintError::JsonPath {
+                    template: self.raw.clone(),
+                    object: gofmt::sharp_v(object, false),
+                    source,
+                }),
             },
             Engine::GoTemplate(t) => {
                 if let Err(e) = t.execute(object, out) {
@@ -183,10 +210,10 @@ impl TemplatePrinter {
                         self.raw,
                         gofmt::v(object, true),
                     ));
-                    return Err(format!(
-                        "error executing template {}: {e}",
-                        kubeadm_api::gofmt::quote(&self.raw)
-                    ));
+                    return Err(PrintError::GoTemplate {
+                        template: self.raw.clone(),
+                        source: Box::new(e),
+                    });
                 }
                 Ok(())
             }
@@ -212,7 +239,7 @@ mod tests {
     /// float64 numbers, templates int64 ones).
     const OBJECT: &str = r#"{"kind":"X","n":31535999000000000,"f":1.5,"i":3,"z":null,"b":true,"s":"a\"<b>","m":{"x":1,"y":[true,"s",2.25]},"items":[{"name":"a","v":1},{"name":"b","v":2.5},{"name":"c"}]}"#;
 
-    fn print(format: &str, allow_missing: bool) -> (String, Result<(), String>) {
+    fn print(format: &str, allow_missing: bool) -> (String, Result<(), PrintError>) {
         let object: Value = serde_json::from_str(OBJECT).expect("object");
         let Ok(Printer::Template(mut p)) = printer(format, allow_missing, "") else {
             panic!("{format}: not a template printer");
@@ -224,7 +251,9 @@ mod tests {
 
     fn ok(format: &str) -> String {
         let (out, r) = print(format, true);
-        assert_eq!(r, Ok(()), "{format}");
+        if let Err(e) = r {
+            panic!("{format}: {e}");
+        }
         out
     }
 
@@ -256,7 +285,8 @@ mod tests {
         let (out, r) = print("jsonpath={.items[?(@.v>=2)].name}", true);
         assert_eq!(out, "");
         assert_eq!(
-            r.expect_err("an int literal does not compare with a float64"),
+            r.expect_err("an int literal does not compare with a float64")
+                .to_string(),
             "error executing jsonpath \"{.items[?(@.v>=2)].name}\": Error executing template: incompatible types for comparison. Printing more information for debugging the template:\n\ttemplate was:\n\t\t{.items[?(@.v>=2)].name}\n\tobject given to jsonpath engine was:\n\t\tmap[string]interface {}{\"b\":true, \"f\":1.5, \"i\":3, \"items\":[]interface {}{map[string]interface {}{\"name\":\"a\", \"v\":1}, map[string]interface {}{\"name\":\"b\", \"v\":2.5}, map[string]interface {}{\"name\":\"c\"}}, \"kind\":\"X\", \"m\":map[string]interface {}{\"x\":1, \"y\":[]interface {}{true, \"s\", 2.25}}, \"n\":3.1535999e+16, \"s\":\"a\\\"<b>\", \"z\":interface {}(nil)}\n\n\n"
         );
     }
@@ -289,7 +319,7 @@ mod tests {
     fn template_errors_as_upstream() {
         let (out, r) = print("go-template={{eq .i 3}} {{lt .f 2.0}} {{.q}}", false);
         assert_eq!(
-            r.expect_err("a missing key"),
+            r.expect_err("a missing key").to_string(),
             "error executing template \"{{eq .i 3}} {{lt .f 2.0}} {{.q}}\": template: output:1:28: executing \"output\" at <.q>: map has no entry for key \"q\""
         );
         // What was written before the failing action, then the printer's debugging text.

@@ -164,7 +164,7 @@ pub enum TokenFromSecretError {
         /// The Secret's name.
         name: String,
         /// The parse error.
-        reason: String,
+        reason: kubeadm_api::timestamp::TimeParseError,
     },
 }
 

@@ -99,8 +99,8 @@ pub enum EndpointError {
     ControlPlaneEndpoint {
         /// The configured value.
         endpoint: String,
-        /// Upstream's reason.
-        reason: String,
+        /// Why it is not.
+        reason: kubeadm_api::validation::HostPortError,
     },
 }
 

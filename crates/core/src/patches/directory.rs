@@ -70,7 +70,7 @@ pub(crate) fn read(
             file: f.path.clone(),
             message,
         };
-        let (target, patch_type) = match parse_file_name(&base).map_err(wrap)? {
+        let (target, patch_type) = match parse_file_name(&base).map_err(|e| wrap(e.to_string()))? {
             Parsed::Patch(t, p) => (t, p),
             Parsed::Ignore(reason) => {
                 messages.push(format!(
@@ -96,11 +96,11 @@ pub(crate) fn read(
             if trimmed.is_empty() {
                 continue;
             }
-            let value = yaml_to_json(trimmed).map_err(|reason| PatchError::Convert {
+            let value = yaml_to_json(trimmed).map_err(|e| PatchError::Convert {
                 dir: dir_display.to_string(),
                 file: f.path.clone(),
                 patch: trimmed.to_string(),
-                reason,
+                reason: format!("yaml: {e}"),
             })?;
             let text = super::gotext::json(&value);
             patches.push((value, text));
@@ -128,9 +128,14 @@ pub(crate) fn read(
     Ok(sets)
 }
 
+/// A file name with a `+` not followed by a known patch type: upstream refuses the directory.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown or missing patch type after '+', must be one of [json merge strategic]")]
+struct UnknownPatchType;
+
 /// `parseFilename`: the extension must be `.json` or `.yaml`, the name must start with a known
 /// target, and a `+` must be followed by a known patch type.
-fn parse_file_name(name: &str) -> Result<Parsed, String> {
+fn parse_file_name(name: &str) -> Result<Parsed, UnknownPatchType> {
     let ext_ok = ["json", "yaml"].iter().any(|e| {
         name.strip_suffix(e)
             .and_then(|s| s.strip_suffix('.'))
@@ -162,10 +167,7 @@ fn parse_file_name(name: &str) -> Result<Parsed, String> {
             } else if after.starts_with("strategic") {
                 PatchType::Strategic
             } else {
-                return Err(
-                    "unknown or missing patch type after '+', must be one of [json merge strategic]"
-                        .to_string(),
-                );
+                return Err(UnknownPatchType);
             }
         }
     };
@@ -194,9 +196,9 @@ fn split_documents(text: &str) -> Vec<String> {
     docs
 }
 
-/// `sigs.k8s.io/yaml.YAMLToJSON` of one document.
-fn yaml_to_json(doc: &str) -> Result<Value, String> {
-    let mut docs = kubeadm_yaml::parse_documents(doc).map_err(|e| format!("yaml: {e}"))?;
+/// `sigs.k8s.io/yaml.YAMLToJSON` of one document (upstream words its error `yaml: …`).
+fn yaml_to_json(doc: &str) -> Result<Value, kubeadm_yaml::ParseError> {
+    let mut docs = kubeadm_yaml::parse_documents(doc)?;
     match docs.len() {
         0 => Ok(Value::Null),
         _ => Ok(docs.swap_remove(0).value),
@@ -207,7 +209,7 @@ fn yaml_to_json(doc: &str) -> Result<Value, String> {
 mod tests {
     use super::*;
 
-    fn parsed(name: &str) -> Result<Option<(String, PatchType)>, String> {
+    fn parsed(name: &str) -> Result<Option<(String, PatchType)>, UnknownPatchType> {
         parse_file_name(name).map(|p| match p {
             Parsed::Patch(t, p) => Some((t, p)),
             Parsed::Ignore(_) => None,

@@ -4,19 +4,20 @@
 
 use serde_json::{Map, Value};
 
+use super::ApplyError;
+
 const ERR_MISSING: &str = "missing value";
 const ERR_INVALID_INDEX: &str = "invalid index referenced";
-const ERR_TEST_FAILED: &str = "test failed";
 
 /// Applies `patch` (a JSON array of operations) to `doc`; the error is upstream's text.
-pub(crate) fn apply(doc: &Value, patch: &Value) -> Result<Value, String> {
+pub(crate) fn apply(doc: &Value, patch: &Value) -> Result<Value, ApplyError> {
     let ops = match patch {
         Value::Array(ops) => ops,
         other => {
-            return Err(format!(
+            return Err(ApplyError::Decode(format!(
                 "json: cannot unmarshal {} into Go value of type jsonpatch.Patch",
                 go_kind(other)
-            ));
+            )));
         }
     };
     let mut ops_checked = Vec::with_capacity(ops.len());
@@ -25,10 +26,10 @@ pub(crate) fn apply(doc: &Value, patch: &Value) -> Result<Value, String> {
             Value::Object(m) => ops_checked.push(m),
             Value::Null => ops_checked.push(EMPTY.get_or_init(Map::new)),
             other => {
-                return Err(format!(
+                return Err(ApplyError::Decode(format!(
                     "json: cannot unmarshal {} into Go value of type jsonpatch.Operation",
                     go_kind(other)
-                ));
+                )));
             }
         }
     }
@@ -45,7 +46,7 @@ pub(crate) fn apply(doc: &Value, patch: &Value) -> Result<Value, String> {
             "move" => move_op(&mut doc, op)?,
             "test" => test(&mut doc, op)?,
             "copy" => copy(&mut doc, op)?,
-            other => return Err(format!("Unexpected kind: {other}")),
+            other => return Err(ApplyError::Invalid(format!("Unexpected kind: {other}"))),
         }
     }
     Ok(doc)
@@ -66,23 +67,25 @@ fn go_kind(v: &Value) -> &'static str {
 }
 
 /// A string member of the operation (`path`, `from`): missing or null is `Ok(None)`.
-fn field(op: &Map<String, Value>, name: &str) -> Result<Option<String>, String> {
+fn field(op: &Map<String, Value>, name: &str) -> Result<Option<String>, ApplyError> {
     match op.get(name) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) => Ok(Some(s.clone())),
-        Some(other) => Err(format!(
+        Some(other) => Err(ApplyError::Decode(format!(
             "json: cannot unmarshal {} into Go value of type string",
             go_kind(other)
-        )),
+        ))),
     }
 }
 
-fn path_of(op: &Map<String, Value>) -> Result<String, String> {
-    field(op, "path")?.ok_or_else(|| format!("operation missing path field: {ERR_MISSING}"))
+fn path_of(op: &Map<String, Value>) -> Result<String, ApplyError> {
+    field(op, "path")?
+        .ok_or_else(|| ApplyError::Missing(format!("operation missing path field: {ERR_MISSING}")))
 }
 
-fn from_of(op: &Map<String, Value>) -> Result<String, String> {
-    field(op, "from")?.ok_or_else(|| format!("operation, missing from field: {ERR_MISSING}"))
+fn from_of(op: &Map<String, Value>) -> Result<String, ApplyError> {
+    field(op, "from")?
+        .ok_or_else(|| ApplyError::Missing(format!("operation, missing from field: {ERR_MISSING}")))
 }
 
 /// The operation's value; an absent value is written as `null`, as upstream does.
@@ -116,21 +119,25 @@ fn decode_key(k: &str) -> String {
 }
 
 /// Go's `strconv.Atoi`, with its error text.
-fn atoi(key: &str) -> Result<i64, String> {
+fn atoi(key: &str) -> Result<i64, ApplyError> {
     let digits = key.strip_prefix(['+', '-']).unwrap_or(key);
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(format!("strconv.Atoi: parsing {key:?}: invalid syntax"));
+        return Err(ApplyError::Invalid(format!(
+            "strconv.Atoi: parsing {key:?}: invalid syntax"
+        )));
     }
     key.parse::<i64>()
-        .map_err(|_| format!("strconv.Atoi: parsing {key:?}: value out of range"))
+        .map_err(|_| ApplyError::Invalid(format!("strconv.Atoi: parsing {key:?}: value out of range")))
 }
 
-fn invalid_index(idx: i64) -> String {
-    format!("Unable to access invalid index: {idx}: {ERR_INVALID_INDEX}")
+fn invalid_index(idx: i64) -> ApplyError {
+    ApplyError::Missing(format!(
+        "Unable to access invalid index: {idx}: {ERR_INVALID_INDEX}"
+    ))
 }
 
 /// Resolves an index for reading an existing element.
-fn existing_index(len: usize, key: &str) -> Result<usize, String> {
+fn existing_index(len: usize, key: &str) -> Result<usize, ApplyError> {
     let mut idx = atoi(key)?;
     let n = len as i64;
     if idx < 0 {
@@ -171,7 +178,7 @@ fn find_object<'a>(doc: &'a mut Value, path: &str) -> Option<(&'a mut Value, Str
 }
 
 /// `get` on a container: `Ok(None)` for a missing (or null) object member.
-fn get(con: &Value, key: &str) -> Result<Option<Value>, String> {
+fn get(con: &Value, key: &str) -> Result<Option<Value>, ApplyError> {
     match con {
         Value::Object(m) => Ok(m.get(key).filter(|v| !v.is_null()).cloned()),
         Value::Array(a) => {
@@ -182,7 +189,7 @@ fn get(con: &Value, key: &str) -> Result<Option<Value>, String> {
     }
 }
 
-fn add_to(con: &mut Value, key: &str, val: Value) -> Result<(), String> {
+fn add_to(con: &mut Value, key: &str, val: Value) -> Result<(), ApplyError> {
     match con {
         Value::Object(m) => {
             m.insert(key.to_string(), val);
@@ -194,7 +201,7 @@ fn add_to(con: &mut Value, key: &str, val: Value) -> Result<(), String> {
                 return Ok(());
             }
             let mut idx =
-                atoi(key).map_err(|e| format!("value was not a proper array index: '{key}': {e}"))?;
+                atoi(key).map_err(|e| e.context(format!("value was not a proper array index: '{key}'")))?;
             let size = a.len() as i64 + 1;
             if idx >= size {
                 return Err(invalid_index(idx));
@@ -208,15 +215,15 @@ fn add_to(con: &mut Value, key: &str, val: Value) -> Result<(), String> {
             a.insert(idx as usize, val);
             Ok(())
         }
-        _ => Err(ERR_MISSING.to_string()),
+        _ => Err(ApplyError::Missing(ERR_MISSING.to_string())),
     }
 }
 
-fn remove_from(con: &mut Value, key: &str) -> Result<Value, String> {
+fn remove_from(con: &mut Value, key: &str) -> Result<Value, ApplyError> {
     match con {
-        Value::Object(m) => m
-            .shift_remove(key)
-            .ok_or_else(|| format!("Unable to remove nonexistent key: {key}: {ERR_MISSING}")),
+        Value::Object(m) => m.shift_remove(key).ok_or_else(|| {
+            ApplyError::Missing(format!("Unable to remove nonexistent key: {key}: {ERR_MISSING}"))
+        }),
         Value::Array(a) => {
             let mut idx = atoi(key)?;
             let n = a.len() as i64;
@@ -231,30 +238,36 @@ fn remove_from(con: &mut Value, key: &str) -> Result<Value, String> {
             }
             Ok(a.remove(idx as usize))
         }
-        _ => Err(ERR_MISSING.to_string()),
+        _ => Err(ApplyError::Missing(ERR_MISSING.to_string())),
     }
 }
 
-fn add(doc: &mut Value, op: &Map<String, Value>) -> Result<(), String> {
-    let path = path_of(op).map_err(|_| format!("add operation failed to decode path: {ERR_MISSING}"))?;
+fn add(doc: &mut Value, op: &Map<String, Value>) -> Result<(), ApplyError> {
+    let path = path_of(op)
+        .map_err(|_| ApplyError::Missing(format!("add operation failed to decode path: {ERR_MISSING}")))?;
     let (con, key) = find_object(doc, &path).ok_or_else(|| {
-        format!("add operation does not apply: doc is missing path: \"{path}\": {ERR_MISSING}")
+        ApplyError::Missing(format!(
+            "add operation does not apply: doc is missing path: \"{path}\": {ERR_MISSING}"
+        ))
     })?;
-    add_to(con, &key, value_of(op)).map_err(|e| format!("error in add for path: '{path}': {e}"))
+    add_to(con, &key, value_of(op)).map_err(|e| e.context(format!("error in add for path: '{path}'")))
 }
 
-fn remove(doc: &mut Value, op: &Map<String, Value>) -> Result<(), String> {
-    let path = path_of(op).map_err(|_| format!("remove operation failed to decode path: {ERR_MISSING}"))?;
+fn remove(doc: &mut Value, op: &Map<String, Value>) -> Result<(), ApplyError> {
+    let path = path_of(op)
+        .map_err(|_| ApplyError::Missing(format!("remove operation failed to decode path: {ERR_MISSING}")))?;
     let (con, key) = find_object(doc, &path).ok_or_else(|| {
-        format!("remove operation does not apply: doc is missing path: \"{path}\": {ERR_MISSING}")
+        ApplyError::Missing(format!(
+            "remove operation does not apply: doc is missing path: \"{path}\": {ERR_MISSING}"
+        ))
     })?;
     remove_from(con, &key)
         .map(|_| ())
-        .map_err(|e| format!("error in remove for path: '{path}': {e}"))
+        .map_err(|e| e.context(format!("error in remove for path: '{path}'")))
 }
 
-fn replace(doc: &mut Value, op: &Map<String, Value>) -> Result<(), String> {
-    let path = path_of(op).map_err(|e| format!("replace operation failed to decode path: {e}"))?;
+fn replace(doc: &mut Value, op: &Map<String, Value>) -> Result<(), ApplyError> {
+    let path = path_of(op).map_err(|e| e.context("replace operation failed to decode path"))?;
     if path.is_empty() {
         let val = value_of(op);
         if !(val.is_object() || val.is_array()) {
@@ -265,12 +278,14 @@ fn replace(doc: &mut Value, op: &Map<String, Value>) -> Result<(), String> {
         return Ok(());
     }
     let (con, key) = find_object(doc, &path).ok_or_else(|| {
-        format!("replace operation does not apply: doc is missing path: {path}: {ERR_MISSING}")
+        ApplyError::Missing(format!(
+            "replace operation does not apply: doc is missing path: {path}: {ERR_MISSING}"
+        ))
     })?;
     if get(con, &key).is_err() {
-        return Err(format!(
+        return Err(ApplyError::Missing(format!(
             "replace operation does not apply: doc is missing key: {path}: {ERR_MISSING}"
-        ));
+        )));
     }
     match con {
         Value::Object(m) => {
@@ -285,24 +300,28 @@ fn replace(doc: &mut Value, op: &Map<String, Value>) -> Result<(), String> {
     Ok(())
 }
 
-fn move_op(doc: &mut Value, op: &Map<String, Value>) -> Result<(), String> {
-    let from = from_of(op).map_err(|e| format!("move operation failed to decode from: {e}"))?;
+fn move_op(doc: &mut Value, op: &Map<String, Value>) -> Result<(), ApplyError> {
+    let from = from_of(op).map_err(|e| e.context("move operation failed to decode from"))?;
     let (con, key) = find_object(doc, &from).ok_or_else(|| {
-        format!("move operation does not apply: doc is missing from path: {from}: {ERR_MISSING}")
+        ApplyError::Missing(format!(
+            "move operation does not apply: doc is missing from path: {from}: {ERR_MISSING}"
+        ))
     })?;
-    let val = get(con, &key).map_err(|e| format!("error in move for path: '{key}': {e}"))?;
-    remove_from(con, &key).map_err(|e| format!("error in move for path: '{key}': {e}"))?;
-    let path = path_of(op).map_err(|e| format!("move operation failed to decode path: {e}"))?;
+    let val = get(con, &key).map_err(|e| e.context(format!("error in move for path: '{key}'")))?;
+    remove_from(con, &key).map_err(|e| e.context(format!("error in move for path: '{key}'")))?;
+    let path = path_of(op).map_err(|e| e.context("move operation failed to decode path"))?;
     let (con, key) = find_object(doc, &path).ok_or_else(|| {
-        format!("move operation does not apply: doc is missing destination path: {path}: {ERR_MISSING}")
+        ApplyError::Missing(format!(
+            "move operation does not apply: doc is missing destination path: {path}: {ERR_MISSING}"
+        ))
     })?;
     add_to(con, &key, val.unwrap_or(Value::Null))
-        .map_err(|e| format!("error in move for path: '{path}': {e}"))
+        .map_err(|e| e.context(format!("error in move for path: '{path}'")))
 }
 
-fn test(doc: &mut Value, op: &Map<String, Value>) -> Result<(), String> {
-    let path = path_of(op).map_err(|e| format!("test operation failed to decode path: {e}"))?;
-    let failed = || format!("testing value {path} failed: {ERR_TEST_FAILED}");
+fn test(doc: &mut Value, op: &Map<String, Value>) -> Result<(), ApplyError> {
+    let path = path_of(op).map_err(|e| e.context("test operation failed to decode path"))?;
+    let failed = || ApplyError::TestFailed(path.clone());
     if path.is_empty() {
         return if *doc == value_of(op) {
             Ok(())
@@ -310,9 +329,12 @@ fn test(doc: &mut Value, op: &Map<String, Value>) -> Result<(), String> {
             Err(failed())
         };
     }
-    let (con, key) = find_object(doc, &path)
-        .ok_or_else(|| format!("test operation does not apply: is missing path: {path}: {ERR_MISSING}"))?;
-    let val = get(con, &key).map_err(|e| format!("error in test for path: '{path}': {e}"))?;
+    let (con, key) = find_object(doc, &path).ok_or_else(|| {
+        ApplyError::Missing(format!(
+            "test operation does not apply: is missing path: {path}: {ERR_MISSING}"
+        ))
+    })?;
+    let val = get(con, &key).map_err(|e| e.context(format!("error in test for path: '{path}'")))?;
     match (val, op.get("value")) {
         (None, Some(Value::Null)) => Ok(()),
         (Some(v), Some(want)) if v == *want => Ok(()),
@@ -320,18 +342,23 @@ fn test(doc: &mut Value, op: &Map<String, Value>) -> Result<(), String> {
     }
 }
 
-fn copy(doc: &mut Value, op: &Map<String, Value>) -> Result<(), String> {
-    let from = from_of(op).map_err(|e| format!("copy operation failed to decode from: {e}"))?;
+fn copy(doc: &mut Value, op: &Map<String, Value>) -> Result<(), ApplyError> {
+    let from = from_of(op).map_err(|e| e.context("copy operation failed to decode from"))?;
     let (con, key) = find_object(doc, &from).ok_or_else(|| {
-        format!("copy operation does not apply: doc is missing from path: {from}: {ERR_MISSING}")
+        ApplyError::Missing(format!(
+            "copy operation does not apply: doc is missing from path: {from}: {ERR_MISSING}"
+        ))
     })?;
-    let val = get(con, &key).map_err(|e| format!("error in copy for from: '{from}': {e}"))?;
-    let path = path_of(op).map_err(|_| format!("copy operation failed to decode path: {ERR_MISSING}"))?;
+    let val = get(con, &key).map_err(|e| e.context(format!("error in copy for from: '{from}'")))?;
+    let path = path_of(op)
+        .map_err(|_| ApplyError::Missing(format!("copy operation failed to decode path: {ERR_MISSING}")))?;
     let (con, key) = find_object(doc, &path).ok_or_else(|| {
-        format!("copy operation does not apply: doc is missing destination path: {path}: {ERR_MISSING}")
+        ApplyError::Missing(format!(
+            "copy operation does not apply: doc is missing destination path: {path}: {ERR_MISSING}"
+        ))
     })?;
     add_to(con, &key, val.unwrap_or(Value::Null))
-        .map_err(|e| format!("error while adding value during copy: {e}"))
+        .map_err(|e| e.context("error while adding value during copy"))
 }
 
 #[cfg(test)]
@@ -386,7 +413,7 @@ mod tests {
             ),
         ];
         for (patch, want) in cases {
-            assert_eq!(apply(&doc, &patch).expect_err("fails"), want);
+            assert_eq!(apply(&doc, &patch).expect_err("fails").to_string(), want);
         }
     }
 }

@@ -4,8 +4,10 @@
 
 use serde_json::{Map, Value};
 
+use super::ApplyError;
+
 /// Applies `patch` to `doc` (an object); the error is upstream's text.
-pub(crate) fn apply(doc: &Value, patch: &Value) -> Result<Value, String> {
+pub(crate) fn apply(doc: &Value, patch: &Value) -> Result<Value, ApplyError> {
     match (doc, patch) {
         (Value::Object(d), Value::Object(p)) => {
             let mut d = d.clone();
@@ -15,8 +17,8 @@ pub(crate) fn apply(doc: &Value, patch: &Value) -> Result<Value, String> {
         (Value::Object(_), Value::Array(a)) => {
             Ok(Value::Array(a.iter().cloned().map(prune_nested).collect()))
         }
-        (Value::Object(_), _) => Err("Invalid JSON Patch".to_string()),
-        _ => Err("Invalid JSON Document".to_string()),
+        (Value::Object(_), _) => Err(ApplyError::Invalid("Invalid JSON Patch".to_string())),
+        _ => Err(ApplyError::Decode("Invalid JSON Document".to_string())),
     }
 }
 
@@ -82,6 +84,9 @@ mod tests {
             out,
             json!({"a": "z", "c": {"d": "e"}, "l": [null, {}], "n": {"q": 1}})
         );
-        assert_eq!(apply(&doc, &json!(5)).expect_err("scalar"), "Invalid JSON Patch");
+        assert_eq!(
+            apply(&doc, &json!(5)).expect_err("scalar").to_string(),
+            "Invalid JSON Patch"
+        );
     }
 }

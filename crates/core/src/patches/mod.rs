@@ -46,6 +46,48 @@ impl PatchType {
     }
 }
 
+/// Why a patch does not apply to its document, or a patched document does not read back as upstream
+/// reads it; the texts are those of the libraries upstream uses (`evanphx/json-patch`,
+/// apimachinery's `strategicpatch`, Go's `encoding/json`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ApplyError {
+    /// A value does not decode as the Go type upstream reads it into: `json: cannot unmarshal
+    /// string into Go struct field Pod.spec of type struct`, `expected a map, but received a
+    /// string`.
+    #[error("{0}")]
+    Decode(String),
+    /// A path, key or index the document does not have: `Unable to remove nonexistent key: b:
+    /// missing value`.
+    #[error("{0}")]
+    Missing(String),
+    /// The patch itself is malformed: an unknown operation or directive, an element without its
+    /// merge key, lists that cannot merge.
+    #[error("{0}")]
+    Invalid(String),
+    /// A JSON patch `test` operation found another value at its path.
+    #[error("testing value {0} failed: test failed")]
+    TestFailed(String),
+    /// One of the above, with the operation that failed put before it (`error in add for path:
+    /// '/a/5': …`).
+    #[error("{context}: {source}")]
+    Context {
+        /// The operation, in upstream's words.
+        context: String,
+        /// Why it failed.
+        source: Box<ApplyError>,
+    },
+}
+
+impl ApplyError {
+    /// The error with upstream's words for the failed operation put before it.
+    pub(crate) fn context(self, context: impl Into<String>) -> Self {
+        ApplyError::Context {
+            context: context.into(),
+            source: Box::new(self),
+        }
+    }
+}
+
 /// Why patches could not be read or applied. The texts are upstream's; the fields also name the
 /// file the patch came from.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -87,11 +129,11 @@ pub enum PatchError {
         /// The patch as compact JSON.
         patch: String,
         /// Why it does not apply.
-        reason: String,
+        reason: ApplyError,
     },
     /// The patched manifest is no longer a valid Pod.
     #[error("failed to unmarshal patched manifest from YAML: {0}")]
-    NotAPod(String),
+    NotAPod(ApplyError),
 }
 
 impl PatchError {

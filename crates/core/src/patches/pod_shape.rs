@@ -7,6 +7,7 @@
 
 use serde_json::{Map, Value};
 
+use super::ApplyError;
 use super::gotext::json;
 use super::quantity;
 
@@ -274,12 +275,12 @@ const POD_STATUS: &[Field] = &[
 ];
 
 /// The pod as Go would write it after decoding `v`.
-pub(crate) fn read_back(v: &Value) -> Result<Value, String> {
+pub(crate) fn read_back(v: &Value) -> Result<Value, ApplyError> {
     let Value::Object(m) = v else {
-        return Err(format!(
+        return Err(ApplyError::Decode(format!(
             "couldn't get version/kind; json parse error: {}",
             json(v)
-        ));
+        )));
     };
     match (
         m.get("apiVersion").and_then(Value::as_str),
@@ -287,17 +288,19 @@ pub(crate) fn read_back(v: &Value) -> Result<Value, String> {
     ) {
         (Some("v1"), Some("Pod")) => {}
         _ => {
-            return Err(format!(
+            return Err(ApplyError::Decode(format!(
                 "Object 'Kind' is missing or is not a v1 Pod in '{}'",
                 json(v)
-            ));
+            )));
         }
     }
     structure(v, POD, "Pod")
 }
 
-fn type_error(json_kind: &str, path: &str, go_type: &str) -> String {
-    format!("json: cannot unmarshal {json_kind} into Go struct field {path} of type {go_type}")
+fn type_error(json_kind: &str, path: &str, go_type: &str) -> ApplyError {
+    ApplyError::Decode(format!(
+        "json: cannot unmarshal {json_kind} into Go struct field {path} of type {go_type}"
+    ))
 }
 
 fn kind_of(v: &Value) -> &'static str {
@@ -312,7 +315,7 @@ fn kind_of(v: &Value) -> &'static str {
 }
 
 /// A struct: known fields in, unknown out, empty `omitempty` fields out.
-fn structure(v: &Value, fields: &[Field], path: &str) -> Result<Value, String> {
+fn structure(v: &Value, fields: &[Field], path: &str) -> Result<Value, ApplyError> {
     let empty = Map::new();
     let m = match v {
         Value::Object(m) => m,
@@ -331,7 +334,7 @@ fn structure(v: &Value, fields: &[Field], path: &str) -> Result<Value, String> {
 }
 
 /// One member: `None` when Go would leave it out.
-fn member(v: &Value, field: &Field, path: &str) -> Result<Option<Value>, String> {
+fn member(v: &Value, field: &Field, path: &str) -> Result<Option<Value>, ApplyError> {
     let keep_if = |empty: bool, v: Value| if empty && field.omitempty { None } else { Some(v) };
     Ok(match (field.kind, v) {
         (Time, Value::Null) => Some(Value::Null),

@@ -3,10 +3,12 @@
 //! already in canonical form keep their spelling.
 
 /// The canonical text of a quantity, or Go's parse error text.
-pub(crate) fn canonical(s: &str) -> Result<String, String> {
+pub(crate) fn canonical(s: &str) -> Result<String, super::ApplyError> {
     let q = parse(s).ok_or_else(|| {
-        "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
-            .to_string()
+        super::ApplyError::Decode(
+            "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+                .to_string(),
+        )
     })?;
     if q.keep_spelling {
         return Ok(s.to_string());

@@ -7,6 +7,7 @@
 
 use serde_json::{Map, Value};
 
+use super::ApplyError;
 use super::gotext::go_v;
 use super::schema::Schema;
 
@@ -18,15 +19,18 @@ const SET_ORDER_PREFIX: &str = "$setElementOrder";
 type Obj = Map<String, Value>;
 
 /// Applies `patch` to `original`, both JSON objects; errors are upstream's texts.
-pub(crate) fn apply(original: &Value, patch: &Value, schema: Schema) -> Result<Value, String> {
+pub(crate) fn apply(original: &Value, patch: &Value, schema: Schema) -> Result<Value, ApplyError> {
     let (Value::Object(o), Value::Object(p)) = (original, patch) else {
-        return Err("invalid JSON document".to_string());
+        return Err(ApplyError::Decode("invalid JSON document".to_string()));
     };
     merge_map(o.clone(), p.clone(), schema).map(Value::Object)
 }
 
-fn bad_arg_type(expected: &str, actual: &Value) -> String {
-    format!("expected a {expected}, but received a {}", go_type(actual))
+fn bad_arg_type(expected: &str, actual: &Value) -> ApplyError {
+    ApplyError::Decode(format!(
+        "expected a {expected}, but received a {}",
+        go_type(actual)
+    ))
 }
 
 /// Go's `reflect.TypeOf` of a decoded JSON value.
@@ -46,14 +50,14 @@ fn same_type(a: &Value, b: &Value) -> bool {
     std::mem::discriminant(a) == std::mem::discriminant(b)
 }
 
-fn no_merge_key(m: &Obj, key: &str) -> String {
-    format!(
+fn no_merge_key(m: &Obj, key: &str) -> ApplyError {
+    ApplyError::Invalid(format!(
         "map: {} does not contain declared merge key: {key}",
         go_v(&Value::Object(m.clone()))
-    )
+    ))
 }
 
-fn merge_map(mut original: Obj, mut patch: Obj, schema: Schema) -> Result<Obj, String> {
+fn merge_map(mut original: Obj, mut patch: Obj, schema: Schema) -> Result<Obj, ApplyError> {
     if let Some(directive) = patch.get(DIRECTIVE) {
         return match directive.as_str() {
             Some("replace") => {
@@ -61,11 +65,11 @@ fn merge_map(mut original: Obj, mut patch: Obj, schema: Schema) -> Result<Obj, S
                 Ok(patch)
             }
             Some("delete") => Ok(Obj::new()),
-            _ => Err(format!(
+            _ => Err(ApplyError::Invalid(format!(
                 "unknown patch type: {} in map: {}",
                 go_s(directive),
                 go_v(&Value::Object(patch.clone()))
-            )),
+            ))),
         };
     }
     apply_retain_keys(&mut original, &mut patch)?;
@@ -75,7 +79,11 @@ fn merge_map(mut original: Obj, mut patch: Obj, schema: Schema) -> Result<Obj, S
         let (key, is_delete_list) = match key.strip_prefix(DELETE_PRIMITIVE_PREFIX) {
             Some(rest) => match rest.strip_prefix('/') {
                 Some(k) => (k.to_string(), true),
-                None => return Err("invalid patch format of primitive list".to_string()),
+                None => {
+                    return Err(ApplyError::Invalid(
+                        "invalid patch format of primitive list".to_string(),
+                    ));
+                }
             },
             None => (key, false),
         };
@@ -135,11 +143,11 @@ fn discard_nulls(v: Value) -> Value {
 }
 
 /// `$retainKeys`: clears the members of `original` the list does not name.
-fn apply_retain_keys(original: &mut Obj, patch: &mut Obj) -> Result<(), String> {
+fn apply_retain_keys(original: &mut Obj, patch: &mut Obj) -> Result<(), ApplyError> {
     let Some(retain) = patch.shift_remove(RETAIN_KEYS) else {
         return Ok(());
     };
-    let bad = || "invalid patch format of retainKeys".to_string();
+    let bad = || ApplyError::Invalid("invalid patch format of retainKeys".to_string());
     let Value::Array(list) = retain else {
         return Err(bad());
     };
@@ -157,7 +165,7 @@ fn apply_retain_keys(original: &mut Obj, patch: &mut Obj) -> Result<(), String> 
 }
 
 /// `$setElementOrder/<field>`: merges that field's list now and orders it by the directive.
-fn merge_set_element_order(original: &mut Obj, patch: &mut Obj, schema: Schema) -> Result<(), String> {
+fn merge_set_element_order(original: &mut Obj, patch: &mut Obj, schema: Schema) -> Result<(), ApplyError> {
     let keys: Vec<String> = patch
         .keys()
         .filter(|k| k.starts_with(SET_ORDER_PREFIX))
@@ -173,7 +181,7 @@ fn merge_set_element_order(original: &mut Obj, patch: &mut Obj, schema: Schema) 
         let field = key
             .strip_prefix(SET_ORDER_PREFIX)
             .and_then(|r| r.strip_prefix('/'))
-            .ok_or_else(|| "invalid patch format of setElementOrder list".to_string())?
+            .ok_or_else(|| ApplyError::Invalid("invalid patch format of setElementOrder list".to_string()))?
             .to_string();
         let orig_list = match original.get(&field) {
             Some(Value::Array(a)) => Some(a.clone()),
@@ -222,7 +230,7 @@ fn merge_set_element_order(original: &mut Obj, patch: &mut Obj, schema: Schema) 
     Ok(())
 }
 
-fn validate_set_order(patch_list: &[Value], order: &[Value], merge_key: &str) -> Result<(), String> {
+fn validate_set_order(patch_list: &[Value], order: &[Value], merge_key: &str) -> Result<(), ApplyError> {
     if order.is_empty() || patch_list.is_empty() {
         return Ok(());
     }
@@ -255,16 +263,16 @@ fn validate_set_order(patch_list: &[Value], order: &[Value], merge_key: &str) ->
         si += 1;
     }
     if pi < non_delete.len() && si >= order.len() {
-        return Err(format!(
+        return Err(ApplyError::Invalid(format!(
             "The order in patch list:\n{}\n doesn't match {SET_ORDER_PREFIX} list:\n{}\n",
             go_v(&Value::Array(patch_list.to_vec())),
             go_v(&Value::Array(order.to_vec()))
-        ));
+        )));
     }
     Ok(())
 }
 
-fn merge_key_equal(left: &Value, right: &Value, merge_key: &str) -> Result<bool, String> {
+fn merge_key_equal(left: &Value, right: &Value, merge_key: &str) -> Result<bool, ApplyError> {
     if merge_key.is_empty() {
         return Ok(left == right);
     }
@@ -280,28 +288,32 @@ fn merge_key_equal(left: &Value, right: &Value, merge_key: &str) -> Result<bool,
 }
 
 /// The element kind of the lists (`sliceElementType`): all elements must share one JSON kind.
-fn element_kind_is_map(items: &[Value]) -> Result<bool, String> {
+fn element_kind_is_map(items: &[Value]) -> Result<bool, ApplyError> {
     let mut first: Option<&Value> = None;
     for v in items {
         match first {
             None => {
                 if v.is_array() {
-                    return Err("lists of lists are not supported".to_string());
+                    return Err(ApplyError::Invalid(
+                        "lists of lists are not supported".to_string(),
+                    ));
                 }
                 first = Some(v);
             }
             Some(f) if !same_type(f, v) => {
-                return Err(format!(
+                return Err(ApplyError::Invalid(format!(
                     "list element types are not identical: {}",
                     go_v(&Value::Array(items.to_vec()))
-                ));
+                )));
             }
             Some(_) => {}
         }
     }
     match first {
         Some(f) => Ok(f.is_object()),
-        None => Err("no elements in any of the given slices".to_string()),
+        None => Err(ApplyError::Invalid(
+            "no elements in any of the given slices".to_string(),
+        )),
     }
 }
 
@@ -311,7 +323,7 @@ fn merge_slice(
     schema: Schema,
     merge_key: &str,
     is_delete_list: bool,
-) -> Result<Vec<Value>, String> {
+) -> Result<Vec<Value>, ApplyError> {
     if original.is_empty() && patch.is_empty() {
         return Ok(original);
     }
@@ -325,10 +337,10 @@ fn merge_slice(
         (original, patch, merged)
     } else {
         if merge_key.is_empty() {
-            return Err(format!(
+            return Err(ApplyError::Invalid(format!(
                 "cannot merge lists without merge key for {}",
                 schema.name()
-            ));
+            )));
         }
         let (original, patch) = merge_special_elements(original, patch, merge_key)?;
         let merged = merge_without_special_elements(original.clone(), &patch, merge_key, schema)?;
@@ -370,7 +382,7 @@ fn merge_special_elements(
     original: Vec<Value>,
     patch: Vec<Value>,
     merge_key: &str,
-) -> Result<(Vec<Value>, Vec<Value>), String> {
+) -> Result<(Vec<Value>, Vec<Value>), ApplyError> {
     let mut original = original;
     let mut plain = Vec::new();
     let mut replace = false;
@@ -385,14 +397,24 @@ fn merge_special_elements(
                     let value = m.get(merge_key).ok_or_else(|| no_merge_key(m, merge_key))?;
                     for (i, item) in original.iter().enumerate() {
                         if !item.is_object() {
-                            return Err(format!("value for key {i} is not a map"));
+                            return Err(ApplyError::Decode(format!("value for key {i} is not a map")));
                         }
                     }
                     original.retain(|item| item.get(merge_key) != Some(value));
                 }
                 Some("replace") => replace = true,
-                Some("merge") => return Err("merging lists cannot yet be specified in the patch".to_string()),
-                _ => return Err(format!("unknown patch type: {} in map: {}", go_s(d), go_v(&v))),
+                Some("merge") => {
+                    return Err(ApplyError::Invalid(
+                        "merging lists cannot yet be specified in the patch".to_string(),
+                    ));
+                }
+                _ => {
+                    return Err(ApplyError::Invalid(format!(
+                        "unknown patch type: {} in map: {}",
+                        go_s(d),
+                        go_v(&v)
+                    )));
+                }
             },
         }
     }
@@ -402,10 +424,10 @@ fn merge_special_elements(
     Ok((original, plain))
 }
 
-fn find_by_key(list: &[Value], key: &str, value: &Value) -> Result<Option<usize>, String> {
+fn find_by_key(list: &[Value], key: &str, value: &Value) -> Result<Option<usize>, ApplyError> {
     for (i, item) in list.iter().enumerate() {
         let Value::Object(m) = item else {
-            return Err(format!("value for key {i} is not a map"));
+            return Err(ApplyError::Decode(format!("value for key {i} is not a map")));
         };
         if m.get(key) == Some(value) {
             return Ok(Some(i));
@@ -419,7 +441,7 @@ fn merge_without_special_elements(
     patch: &[Value],
     merge_key: &str,
     schema: Schema,
-) -> Result<Vec<Value>, String> {
+) -> Result<Vec<Value>, ApplyError> {
     for v in patch {
         let Value::Object(m) = v else {
             return Err(bad_arg_type("map[string]interface {}", v));
@@ -437,7 +459,11 @@ fn merge_without_special_elements(
 }
 
 /// Splits `merged` into the items present in `by` and the others (`partition*ByPresentInList`).
-fn partition(merged: &[Value], by: &[Value], merge_key: &str) -> Result<(Vec<Value>, Vec<Value>), String> {
+fn partition(
+    merged: &[Value],
+    by: &[Value],
+    merge_key: &str,
+) -> Result<(Vec<Value>, Vec<Value>), ApplyError> {
     let mut present = Vec::new();
     let mut others = Vec::new();
     for v in merged {
@@ -480,7 +506,7 @@ fn normalize_element_order(
     server_order: &[Value],
     merge_key: &str,
     is_map: bool,
-) -> Result<Vec<Value>, String> {
+) -> Result<Vec<Value>, ApplyError> {
     let patch = normalize_slice_order(patch, patch_order, merge_key, is_map)?;
     let server_only = normalize_slice_order(server_only, server_order, merge_key, is_map)?;
     Ok(merge_sorted(server_only, patch, server_order, merge_key, is_map))
@@ -491,7 +517,7 @@ fn normalize_slice_order(
     order: &[Value],
     merge_key: &str,
     is_map: bool,
-) -> Result<Vec<Value>, String> {
+) -> Result<Vec<Value>, ApplyError> {
     let (mut keep, to_delete) = if is_map {
         for v in to_sort.iter().chain(order) {
             let Value::Object(m) = v else {
@@ -682,7 +708,10 @@ mod tests {
     fn missing_merge_key_is_an_error() {
         let patch = json!({"spec": {"containers": [{"image": "z"}]}});
         let err = apply(&pod(), &patch, Schema::Pod).expect_err("no name");
-        assert_eq!(err, "map: map[image:z] does not contain declared merge key: name");
+        assert_eq!(
+            err.to_string(),
+            "map: map[image:z] does not contain declared merge key: name"
+        );
     }
 
     #[test]

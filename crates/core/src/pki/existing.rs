@@ -10,6 +10,55 @@ use super::der::civil_from_unix;
 use super::keys::{KeyError, PrivateKey};
 use super::spec::{AltNames, CertId};
 
+/// Why Go's `x509` package refuses a certificate kubeadm finds on disk, in its words.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum X509Error {
+    /// Before its validity period (times in RFC 3339).
+    #[error("x509: certificate has expired or is not yet valid: current time {now} is before {not_before}")]
+    NotYetValid {
+        /// The time of the check.
+        now: String,
+        /// The start of the validity period.
+        not_before: String,
+    },
+    /// After its validity period (times in RFC 3339).
+    #[error("x509: certificate has expired or is not yet valid: current time {now} is after {not_after}")]
+    Expired {
+        /// The time of the check.
+        now: String,
+        /// The end of the validity period.
+        not_after: String,
+    },
+    /// Not signed by the CA, whose subject is the certificate's issuer: Go names the candidate and
+    /// why its signature check failed.
+    #[error(
+        "x509: certificate signed by unknown authority (possibly because of {why:?} while trying to verify candidate authority certificate {candidate:?})"
+    )]
+    BadSignature {
+        /// The signature check's error.
+        why: &'static str,
+        /// The CA's common name.
+        candidate: String,
+    },
+    /// Not signed by the CA.
+    #[error("x509: certificate signed by unknown authority")]
+    UnknownAuthority,
+    /// An IP address wanted, and the certificate has no IP SANs.
+    #[error("x509: cannot validate certificate for {0} because it doesn't contain any IP SANs")]
+    NoIpSans(String),
+    /// A name or address the certificate's SANs do not cover.
+    #[error("x509: certificate is valid for {valid}, not {host}")]
+    NotValidFor {
+        /// The SANs of its kind, joined with `, `.
+        valid: String,
+        /// The name or address wanted.
+        host: String,
+    },
+    /// A name wanted, and the certificate has no DNS SANs.
+    #[error("x509: certificate is not valid for any names, but wanted to match {0}")]
+    NoNames(String),
+}
+
 /// A problem with files that already exist.
 #[derive(Debug, thiserror::Error)]
 pub enum ExistingError {
@@ -54,8 +103,8 @@ pub enum ExistingError {
     NotSignedByCa {
         /// The file's base name or user-facing name.
         name: String,
-        /// Go's x509 verification error text.
-        reason: String,
+        /// Go's x509 verification error.
+        reason: X509Error,
     },
     /// The per-certificate init phase found a certificate its CA did not sign.
     #[error("[certs] certificate {base_name} not signed by CA certificate {ca_base_name}: {reason}")]
@@ -64,16 +113,16 @@ pub enum ExistingError {
         base_name: String,
         /// The CA's base name.
         ca_base_name: String,
-        /// Go's x509 verification error text.
-        reason: String,
+        /// Go's x509 verification error.
+        reason: X509Error,
     },
     /// The certificate lacks a SAN the configuration asks for.
     #[error("certificate {base_name} is invalid: {reason}")]
     MissingSan {
         /// The file's base name.
         base_name: String,
-        /// Go's `HostnameError` text.
-        reason: String,
+        /// Go's `HostnameError`.
+        reason: X509Error,
     },
 }
 
@@ -156,20 +205,23 @@ pub fn check_existing_ca(
 
 /// Go's `VerifyCertChain` with the CA as the only root: the certificate (through its bundled
 /// intermediates, if any) must be signed by `ca` and every certificate must be valid at `now`.
-fn verify_chain(cert: &CertInfo, intermediates: &[CertInfo], ca: &CertInfo, now: i64) -> Result<(), String> {
+fn verify_chain(
+    cert: &CertInfo,
+    intermediates: &[CertInfo],
+    ca: &CertInfo,
+    now: i64,
+) -> Result<(), X509Error> {
     let expired = |c: &CertInfo| {
         if now < c.not_before {
-            Some(format!(
-                "x509: certificate has expired or is not yet valid: current time {} is before {}",
-                rfc3339(now),
-                rfc3339(c.not_before)
-            ))
+            Some(X509Error::NotYetValid {
+                now: rfc3339(now),
+                not_before: rfc3339(c.not_before),
+            })
         } else if now > c.not_after {
-            Some(format!(
-                "x509: certificate has expired or is not yet valid: current time {} is after {}",
-                rfc3339(now),
-                rfc3339(c.not_after)
-            ))
+            Some(X509Error::Expired {
+                now: rfc3339(now),
+                not_after: rfc3339(c.not_after),
+            })
         } else {
             None
         }
@@ -195,12 +247,12 @@ fn verify_chain(cert: &CertInfo, intermediates: &[CertInfo], ca: &CertInfo, now:
             } else {
                 "x509: ECDSA verification failure"
             };
-            return Err(format!(
-                "x509: certificate signed by unknown authority (possibly because of {why:?} while trying to verify candidate authority certificate {:?})",
-                ca.common_name
-            ));
+            return Err(X509Error::BadSignature {
+                why,
+                candidate: ca.common_name.clone(),
+            });
         }
-        return Err("x509: certificate signed by unknown authority".to_string());
+        return Err(X509Error::UnknownAuthority);
     }
     if let Some(e) = expired(ca) {
         return Err(e);
@@ -210,21 +262,19 @@ fn verify_chain(cert: &CertInfo, intermediates: &[CertInfo], ca: &CertInfo, now:
 
 /// Go's `Certificate.VerifyHostname` for the names kubeadm checks (exact or single-label wildcard
 /// DNS match, case-insensitive; exact IP match), with `HostnameError`'s text.
-fn verify_hostname(cert: &CertInfo, host: &str) -> Result<(), String> {
+fn verify_hostname(cert: &CertInfo, host: &str) -> Result<(), X509Error> {
     if let Ok(ip) = host.parse::<IpAddr>() {
         if cert.ips.contains(&ip) {
             return Ok(());
         }
         if cert.ips.is_empty() {
-            return Err(format!(
-                "x509: cannot validate certificate for {host} because it doesn't contain any IP SANs"
-            ));
+            return Err(X509Error::NoIpSans(host.to_string()));
         }
         let valid: Vec<String> = cert.ips.iter().map(ToString::to_string).collect();
-        return Err(format!(
-            "x509: certificate is valid for {}, not {host}",
-            valid.join(", ")
-        ));
+        return Err(X509Error::NotValidFor {
+            valid: valid.join(", "),
+            host: host.to_string(),
+        });
     }
     let wanted = host.trim_end_matches('.').to_ascii_lowercase();
     let matches = cert.dns_names.iter().any(|pattern| {
@@ -241,14 +291,12 @@ fn verify_hostname(cert: &CertInfo, host: &str) -> Result<(), String> {
         return Ok(());
     }
     if cert.dns_names.is_empty() {
-        return Err(format!(
-            "x509: certificate is not valid for any names, but wanted to match {host}"
-        ));
+        return Err(X509Error::NoNames(host.to_string()));
     }
-    Err(format!(
-        "x509: certificate is valid for {}, not {host}",
-        cert.dns_names.join(", ")
-    ))
+    Err(X509Error::NotValidFor {
+        valid: cert.dns_names.join(", "),
+        host: host.to_string(),
+    })
 }
 
 /// The check `init phase certs <name>` makes before reusing an existing certificate: only that its

@@ -18,8 +18,8 @@ mod spec;
 pub use cert::{CertInfo, CertParseError};
 pub use der::{DerError, PemBlock, pem_decode_all};
 pub use existing::{
-    CaCheck, ExistingError, ExternalCaStatus, check_existing_ca, check_existing_chain, check_existing_signed,
-    external_ca_leaves, external_ca_status, period_warning,
+    CaCheck, ExistingError, ExternalCaStatus, X509Error, check_existing_ca, check_existing_chain,
+    check_existing_signed, external_ca_leaves, external_ca_status, period_warning,
 };
 pub use expiration::{
     EXPIRATION_OUTPUT_API_VERSION, ExpirationEntry, ExpirationRow, expiration_entries, expiration_info,

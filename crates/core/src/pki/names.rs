@@ -3,6 +3,8 @@
 
 use std::net::{IpAddr, Ipv4Addr};
 
+use kubeadm_api::validation::HostPortError;
+
 /// Go's `netutils.ParseIPSloppy`: like `net.ParseIP` before Go 1.17, IPv4 parts may have leading
 /// zeros (read as decimal). IPv6 zones are not IPs.
 pub fn parse_ip_sloppy(s: &str) -> Option<IpAddr> {
@@ -46,54 +48,42 @@ pub fn is_wildcard_dns1123_subdomain(s: &str) -> bool {
             .is_some_and(|rest| rest.split('.').all(is_dns1123_label))
 }
 
-/// Go's `net.SplitHostPort`, returning upstream's error text.
-fn split_host_port(hostport: &str) -> Result<(String, String), String> {
-    let missing = || format!("address {hostport}: missing port in address");
-    let too_many = || format!("address {hostport}: too many colons in address");
+/// Go's `net.SplitHostPort`; `None` where it fails (its caller does not say why).
+fn split_host_port(hostport: &str) -> Option<(String, String)> {
     if let Some(rest) = hostport.strip_prefix('[') {
-        let end = rest
-            .find(']')
-            .ok_or_else(|| format!("address {hostport}: missing ']' in address"))?;
+        let end = rest.find(']')?;
         let host = &rest[..end];
-        let after = &rest[end + 1..];
-        let port = after.strip_prefix(':').ok_or_else(|| {
-            if after.is_empty() {
-                missing()
-            } else {
-                format!("address {hostport}: unexpected ']' in address")
-            }
-        })?;
+        let port = rest[end + 1..].strip_prefix(':')?;
         if port.contains(':') || host.contains('[') {
-            return Err(too_many());
+            return None;
         }
-        return Ok((host.to_string(), port.to_string()));
+        return Some((host.to_string(), port.to_string()));
     }
-    let colon = hostport.rfind(':').ok_or_else(missing)?;
+    let colon = hostport.rfind(':')?;
     let host = &hostport[..colon];
-    if host.contains(':') {
-        return Err(too_many());
+    if host.contains(':') || host.contains('[') || host.contains(']') {
+        return None;
     }
-    if host.contains('[') || host.contains(']') {
-        return Err(format!("address {hostport}: unexpected '[' in address"));
-    }
-    Ok((host.to_string(), hostport[colon + 1..].to_string()))
+    Some((host.to_string(), hostport[colon + 1..].to_string()))
 }
 
 /// kubeadm's `ParseHostPort`: the host must be an IP or an RFC 1123 subdomain, the port (when
 /// present) a number in 1..=65535. Errors carry upstream's text.
-pub fn parse_host_port(hostport: &str) -> Result<(String, String), String> {
-    let (host, port) = split_host_port(hostport).unwrap_or_else(|_| (hostport.to_string(), String::new()));
+pub fn parse_host_port(hostport: &str) -> Result<(String, String), HostPortError> {
+    let (host, port) = split_host_port(hostport).unwrap_or_else(|| (hostport.to_string(), String::new()));
     if !port.is_empty() && !port.parse::<u16>().is_ok_and(|p| p >= 1) {
-        return Err(format!(
-            "hostport {hostport}: port {port} must be a valid number between 1 and 65535, inclusive"
-        ));
+        return Err(HostPortError::Port {
+            hostport: hostport.to_string(),
+            port,
+        });
     }
     if parse_ip_sloppy(&host).is_some() || is_dns1123_subdomain(&host) {
         return Ok((host, port));
     }
-    Err(format!(
-        "hostport {hostport}: host '{host}' must be a valid IP address or a valid RFC-1123 DNS subdomain"
-    ))
+    Err(HostPortError::Host {
+        hostport: hostport.to_string(),
+        host,
+    })
 }
 
 /// `https://` + Go's `net.JoinHostPort` (IPv6 literals bracketed).

@@ -376,8 +376,8 @@ pub enum SanError {
     ControlPlaneEndpoint {
         /// The configured value.
         endpoint: String,
-        /// Upstream's reason text.
-        reason: String,
+        /// Why it is not.
+        reason: kubeadm_api::validation::HostPortError,
     },
 }
 

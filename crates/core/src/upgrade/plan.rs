@@ -106,20 +106,20 @@ fn label_version(
     label: &str,
     description: &str,
     sink: &mut dyn FnMut(Message),
-) -> Result<(String, SemanticVersion), String> {
+) -> Result<(String, SemanticVersion), PlanError> {
     match target {
         Some(t) => {
             let v = SemanticVersion::parse(t)
-                .map_err(|e| format!("Couldn't parse version {description}: {e}"))?;
+                .map_err(|e| PlanError(format!("Couldn't parse version {description}: {e}")))?;
             Ok((t.to_string(), v))
         }
         None => {
-            let (text, warnings) = getter.version_from_label(label, description)?;
+            let (text, warnings) = getter.version_from_label(label, description).map_err(PlanError)?;
             for w in warnings {
                 sink(Message::Warning(w));
             }
             let v = SemanticVersion::parse(&text)
-                .map_err(|e| format!("Couldn't parse latest {description}: {e}"))?;
+                .map_err(|e| PlanError(format!("Couldn't parse latest {description}: {e}")))?;
             Ok((text, v))
         }
     }
@@ -252,8 +252,7 @@ pub fn available_upgrades(
     }
 
     if options.experimental || options.release_candidates {
-        let (latest_str, latest) =
-            label_version(getter, target, "latest", "experimental version", sink).map_err(PlanError)?;
+        let (latest_str, latest) = label_version(getter, target, "latest", "experimental version", sink)?;
         sink(Message::Stdout(format!(
             "[upgrade/versions] Latest experimental version: {latest_str}\n"
         )));
@@ -263,7 +262,7 @@ pub fn available_upgrades(
             None => format!("latest-1.{}", u64::MAX),
         };
         let (previous_str, previous) =
-            label_version(getter, target, &previous_label, "previous version", sink).map_err(PlanError)?;
+            label_version(getter, target, &previous_label, "previous version", sink)?;
         sink(Message::Stdout(format!(
             "[upgrade/versions] Latest previous version: {previous_str}\n"
         )));

@@ -10,16 +10,31 @@ use std::path::PathBuf;
 
 use kubeadm_effects::cri::CriError;
 
+/// Why the text of an endpoint is not a URL Go's `net/url` reads, in its words.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum UrlError {
+    /// The text starts with `:`.
+    #[error("missing protocol scheme")]
+    MissingScheme,
+    /// A malformed `%`-escape in the path (up to three bytes from the `%`).
+    #[error("invalid URL escape {0:?}")]
+    InvalidEscape(String),
+    /// The decoded path is not UTF-8.
+    #[error("the socket path is not UTF-8")]
+    NotUtf8,
+}
+
 /// The socket path of a CRI endpoint.
 pub(crate) fn socket_path(endpoint: &str) -> Result<PathBuf, CriError> {
     let invalid = |reason: String| CriError::InvalidEndpoint {
         endpoint: endpoint.to_string(),
         reason,
     };
-    let (scheme, rest) = match split_scheme(endpoint).map_err(&invalid)? {
+    let bad_url = |e: UrlError| invalid(e.to_string());
+    let (scheme, rest) = match split_scheme(endpoint).map_err(bad_url)? {
         Some(split) => split,
         // No scheme: kubelet retries with `unix://` in front.
-        None => match split_scheme(&format!("unix://{endpoint}")).map_err(&invalid)? {
+        None => match split_scheme(&format!("unix://{endpoint}")).map_err(bad_url)? {
             Some((scheme, rest)) => (scheme, rest.to_string()),
             None => return Err(invalid("no URL scheme".to_string())),
         },
@@ -29,7 +44,7 @@ pub(crate) fn socket_path(endpoint: &str) -> Result<PathBuf, CriError> {
         "tcp" => return Err(invalid("only support unix socket endpoint".to_string())),
         other => return Err(invalid(format!("protocol {other:?} not supported"))),
     }
-    let path = decode_path(url_path(&rest)).map_err(&invalid)?;
+    let path = decode_path(url_path(&rest)).map_err(bad_url)?;
     if path.is_empty() {
         return Err(invalid("the endpoint names no socket path".to_string()));
     }
@@ -37,12 +52,12 @@ pub(crate) fn socket_path(endpoint: &str) -> Result<PathBuf, CriError> {
 }
 
 /// Go's `getScheme`: `Some((lowercased scheme, rest))`, `None` when the string has no scheme.
-fn split_scheme(raw: &str) -> Result<Option<(String, String)>, String> {
+fn split_scheme(raw: &str) -> Result<Option<(String, String)>, UrlError> {
     for (i, c) in raw.char_indices() {
         match c {
             'a'..='z' | 'A'..='Z' => {}
             '0'..='9' | '+' | '-' | '.' if i > 0 => {}
-            ':' if i == 0 => return Err("missing protocol scheme".to_string()),
+            ':' if i == 0 => return Err(UrlError::MissingScheme),
             ':' => return Ok(Some((raw[..i].to_ascii_lowercase(), raw[i + 1..].to_string()))),
             _ => return Ok(None),
         }
@@ -62,7 +77,7 @@ fn url_path(rest: &str) -> &str {
 }
 
 /// Percent-decoding as Go's `url.PathUnescape`, with its error for a bad escape.
-fn decode_path(escaped: &str) -> Result<String, String> {
+fn decode_path(escaped: &str) -> Result<String, UrlError> {
     let bytes = escaped.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
@@ -76,7 +91,7 @@ fn decode_path(escaped: &str) -> Result<String, String> {
                 }
                 _ => {
                     let bad = escaped.get(i..(i + 3).min(escaped.len())).unwrap_or("%");
-                    return Err(format!("invalid URL escape {bad:?}"));
+                    return Err(UrlError::InvalidEscape(bad.to_string()));
                 }
             }
         } else {
@@ -84,7 +99,7 @@ fn decode_path(escaped: &str) -> Result<String, String> {
             i += 1;
         }
     }
-    String::from_utf8(out).map_err(|_| "the socket path is not UTF-8".to_string())
+    String::from_utf8(out).map_err(|_| UrlError::NotUtf8)
 }
 
 #[cfg(test)]

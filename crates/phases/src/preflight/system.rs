@@ -249,7 +249,7 @@ fn missing_cgroups(spec: &[&str], present: &[String], required: bool, report: &m
 fn cgroups(host: &dyn HostProbe, report: &mut Report, errors: &mut Vec<String>, warnings: &mut Vec<String>) {
     let (present, required, optional) = match host.cgroups() {
         Err(e) => {
-            errors.push(e);
+            errors.push(e.to_string());
             return;
         }
         Ok(Cgroups::V1(subsystems)) => (subsystems, CGROUPS_V1, CGROUPS_V1_OPTIONAL),

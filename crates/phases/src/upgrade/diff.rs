@@ -180,7 +180,9 @@ pub fn using_external_ca(fs: &dyn Fs, host: &dyn HostProbe, cert_dir: &Path, now
 
 /// apimachinery's `version.ParseSemantic` error for `s`, or `None` when it parses.
 fn semantic_version_error(s: &str) -> Option<String> {
-    kubeadm_core::upgrade::version::SemanticVersion::parse(s).err()
+    kubeadm_core::upgrade::version::SemanticVersion::parse(s)
+        .err()
+        .map(|e| e.to_string())
 }
 
 #[cfg(test)]

@@ -24,6 +24,17 @@ pub fn announced_member(id: u64, ip: &str) -> Member {
     }
 }
 
+/// Why a member of a [`FakeEtcd`] could not start.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StartError {
+    /// A thread panicked while holding the members.
+    #[error("poisoned")]
+    Poisoned,
+    /// No member with this peer URL was added: etcd exits.
+    #[error("no member with peer URL {0} was added to the cluster")]
+    NotAdded(String),
+}
+
 /// A scripted etcd cluster recording the calls made to it.
 #[derive(Debug, Default)]
 pub struct FakeEtcd {
@@ -59,12 +70,12 @@ impl FakeEtcd {
     /// The member of `peer_url` starts, as etcd does when a kubelet runs it: it takes the name
     /// `name` and answers on `client_url`. A member the cluster was never told of does not start
     /// (etcd exits when its peer URL is not among the members).
-    pub fn start_member(&self, peer_url: &str, name: &str, client_url: &str) -> Result<(), String> {
-        let mut members = self.members.lock().map_err(|_| "poisoned".to_string())?;
+    pub fn start_member(&self, peer_url: &str, name: &str, client_url: &str) -> Result<(), StartError> {
+        let mut members = self.members.lock().map_err(|_| StartError::Poisoned)?;
         let member = members
             .iter_mut()
             .find(|m| m.peer_urls.iter().any(|u| u == peer_url))
-            .ok_or_else(|| format!("no member with peer URL {peer_url} was added to the cluster"))?;
+            .ok_or_else(|| StartError::NotAdded(peer_url.to_string()))?;
         member.name = name.to_string();
         member.client_urls = vec![client_url.to_string()];
         Ok(())

@@ -3,7 +3,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use kubeadm_effects::host_probe::{
-    Cgroups, DirEntries, HostProbe, InitSystemKind, PathKind, ProxyEnv, ServiceState,
+    Cgroups, DirEntries, HostProbe, HostProbeError, InitSystemKind, PathKind, ProxyEnv, ServiceState,
 };
 
 /// A scripted host for tests and for callers that want to evaluate checks against given facts.
@@ -19,7 +19,7 @@ pub struct FakeHost {
     /// See [`HostProbe::num_cpu`].
     pub num_cpu: usize,
     /// See [`HostProbe::memory_mb`].
-    pub memory_mb: Result<u64, String>,
+    pub memory_mb: Result<u64, HostProbeError>,
     /// Regular files and their content.
     pub files: BTreeMap<String, Vec<u8>>,
     /// Directories and whether they have entries.
@@ -33,13 +33,13 @@ pub struct FakeHost {
     /// Binaries found in `PATH`.
     pub binaries: BTreeSet<String>,
     /// See [`HostProbe::kernel_release`].
-    pub kernel_release: Result<String, String>,
+    pub kernel_release: Result<String, HostProbeError>,
     /// See [`HostProbe::os_name`].
-    pub os_name: Result<String, String>,
+    pub os_name: Result<String, HostProbeError>,
     /// See [`HostProbe::kernel_config`].
-    pub kernel_config: Result<String, String>,
+    pub kernel_config: Result<String, HostProbeError>,
     /// See [`HostProbe::cgroups`].
-    pub cgroups: Result<Cgroups, String>,
+    pub cgroups: Result<Cgroups, HostProbeError>,
     /// Names that resolve, and to what; any other name fails with Go's "no such host" text.
     pub hosts: BTreeMap<String, Vec<String>>,
     /// See [`HostProbe::init_system`].
@@ -47,12 +47,12 @@ pub struct FakeHost {
     /// Services by name; a missing one does not exist.
     pub services: BTreeMap<String, ServiceState>,
     /// See [`HostProbe::kubelet_version_output`].
-    pub kubelet_version_output: Result<String, String>,
+    pub kubelet_version_output: Result<String, HostProbeError>,
     /// See [`HostProbe::proxy_env`].
     pub proxy_env: ProxyEnv,
     /// What a `GET` of each URL answers (a status code or Go's error text); a URL not listed is
     /// refused, as a port nothing listens on.
-    pub http: BTreeMap<String, Result<u16, String>>,
+    pub http: BTreeMap<String, Result<u16, HostProbeError>>,
     /// The body each URL of `http` answers with (none: empty).
     pub http_bodies: BTreeMap<String, String>,
     /// Each service's log lines, oldest first; a service not listed has no log.
@@ -146,7 +146,7 @@ impl HostProbe for FakeHost {
     fn num_cpu(&self) -> usize {
         self.num_cpu
     }
-    fn memory_mb(&self) -> Result<u64, String> {
+    fn memory_mb(&self) -> Result<u64, HostProbeError> {
         self.memory_mb.clone()
     }
     fn path_kind(&self, path: &str) -> PathKind {
@@ -178,23 +178,26 @@ impl HostProbe for FakeHost {
     fn look_path(&self, exe: &str) -> Option<String> {
         self.binaries.contains(exe).then(|| format!("/usr/bin/{exe}"))
     }
-    fn kernel_release(&self) -> Result<String, String> {
+    fn kernel_release(&self) -> Result<String, HostProbeError> {
         self.kernel_release.clone()
     }
-    fn os_name(&self) -> Result<String, String> {
+    fn os_name(&self) -> Result<String, HostProbeError> {
         self.os_name.clone()
     }
-    fn kernel_config(&self, _release: &str) -> Result<String, String> {
+    fn kernel_config(&self, _release: &str) -> Result<String, HostProbeError> {
         self.kernel_config.clone()
     }
-    fn cgroups(&self) -> Result<Cgroups, String> {
+    fn cgroups(&self) -> Result<Cgroups, HostProbeError> {
         self.cgroups.clone()
     }
-    fn lookup_host(&self, name: &str) -> Result<Vec<String>, String> {
+    fn lookup_host(&self, name: &str) -> Result<Vec<String>, HostProbeError> {
         self.hosts
             .get(name)
             .cloned()
-            .ok_or_else(|| format!("lookup {name} on 127.0.0.53:53: no such host"))
+            .ok_or_else(|| HostProbeError::NoSuchHost {
+                name: name.to_string(),
+                server: "127.0.0.53:53".to_string(),
+            })
     }
     fn init_system(&self) -> Option<InitSystemKind> {
         self.init_system
@@ -202,34 +205,35 @@ impl HostProbe for FakeHost {
     fn service(&self, _init: InitSystemKind, name: &str) -> ServiceState {
         self.services.get(name).copied().unwrap_or_default()
     }
-    fn kubelet_version_output(&self) -> Result<String, String> {
+    fn kubelet_version_output(&self) -> Result<String, HostProbeError> {
         self.kubelet_version_output.clone()
     }
     fn proxy_env(&self) -> ProxyEnv {
         self.proxy_env.clone()
     }
-    fn service_log(&self, service: &str, lines: usize) -> Result<Vec<String>, String> {
+    fn service_log(&self, service: &str, lines: usize) -> Result<Vec<String>, HostProbeError> {
         let log = self
             .service_logs
             .get(service)
-            .ok_or_else(|| format!("no log of {service}"))?;
+            .ok_or_else(|| HostProbeError::Unavailable(format!("no log of {service}")))?;
         Ok(log[log.len().saturating_sub(lines)..].to_vec())
     }
-    fn local_addresses(&self) -> Result<Vec<std::net::IpAddr>, String> {
+    fn local_addresses(&self) -> Result<Vec<std::net::IpAddr>, HostProbeError> {
         Ok(self.addresses.clone())
     }
-    fn http_get_text(&self, url: &str) -> Result<(u16, String), String> {
+    fn http_get_text(&self, url: &str) -> Result<(u16, String), HostProbeError> {
         let code = self.http_get(url)?;
         Ok((code, self.http_bodies.get(url).cloned().unwrap_or_default()))
     }
-    fn http_get(&self, url: &str) -> Result<u16, String> {
+    fn http_get(&self, url: &str) -> Result<u16, HostProbeError> {
         self.http.get(url).cloned().unwrap_or_else(|| {
             let port = url
                 .rsplit_once(':')
                 .map_or("80", |(_, p)| p.split('/').next().unwrap_or("80"));
-            Err(format!(
-                "Get {url:?}: dial tcp 127.0.0.1:{port}: connect: connection refused"
-            ))
+            Err(HostProbeError::Http {
+                url: url.to_string(),
+                reason: format!("dial tcp 127.0.0.1:{port}: connect: connection refused"),
+            })
         })
     }
 }
