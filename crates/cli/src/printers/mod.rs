@@ -104,7 +104,7 @@ pub(crate) enum PrinterError {
         /// The expression.
         raw: String,
         /// The parser's error.
-        reason: String,
+        reason: jsonpath::JsonPathError,
     },
     /// The Go template does not parse.
     #[error("could not construct output printer: error parsing template {raw}, {reason}")]
@@ -112,7 +112,7 @@ pub(crate) enum PrinterError {
         /// The template.
         raw: String,
         /// The parser's error.
-        reason: String,
+        reason: Box<gotemplate::TemplateError>,
     },
     /// The template failed on the object.
     #[error("unable to print {object}: {reason}")]
@@ -120,7 +120,7 @@ pub(crate) enum PrinterError {
         /// What was printed (`images`, `token <token>`).
         object: String,
         /// The template engine's error.
-        reason: String,
+        reason: PrintError,
     },
 }
 
@@ -178,7 +178,7 @@ pub(crate) fn printer(format: &str, allow_missing: bool, allowed: &str) -> Resul
     } else {
         let mut t = gotemplate::Template::parse("output", &raw).map_err(|reason| PrinterError::Template {
             raw: raw.clone(),
-            reason,
+            reason: Box::new(reason),
         })?;
         t.missing_key_error = !allow_missing;
         Engine::GoTemplate(t)
