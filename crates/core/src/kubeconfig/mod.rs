@@ -1,10 +1,20 @@
 //! Kubeconfig files: which files kubeadm writes (admin, kubelet, controller-manager, scheduler), the
 //! identity and API server URL of each, and the document itself in the shape client-go's
-//! `clientcmd.Write` produces, as a JSON value for the Go-compatible YAML emitter.
+//! `clientcmd.Write` produces, as a JSON value for the Go-compatible YAML emitter; and reading one
+//! back as a typed [`Config`] ([`document`]).
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use serde_json::{Value, json};
+
+pub mod document;
+mod validate;
+
+pub use document::{
+    AuthInfo, AuthProviderConfig, Cluster, Config, Context, ExecConfig, ExecEnvVar, LookupError,
+    NamedAuthInfo, NamedCluster, NamedContext, NamedExtension, Preferences,
+};
+pub use validate::InvalidConfig;
 
 use crate::pki::{CertInfo, KeyAlgorithm, PkiInputs, https_url, parse_host_port, parse_ip_sloppy};
 
