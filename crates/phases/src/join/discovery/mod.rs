@@ -128,12 +128,12 @@ pub fn tls_bootstrap_config(data: &JoinData) -> Result<Value, DiscoveryError> {
             "discovery.go",
             "[discovery] Using provided TLSBootstrapToken as authentication credentials for the join process",
         );
-        let field = |k: &str| kc::current_cluster_field(&config, k);
+        let cluster = kc::default_cluster(&config);
         return Ok(kc::create_with_token(
-            &field("server"),
+            &cluster.server,
             DEFAULT_CLUSTER_NAME,
             TLS_BOOTSTRAP_USER,
-            &field("certificate-authority-data"),
+            &cluster.certificate_authority_data,
             token,
         ));
     }
@@ -386,7 +386,7 @@ fn file_config(data: &JoinData, path: &str, timeout: Duration) -> Result<Value, 
 fn validated_config_info(data: &JoinData, bytes: &[u8], timeout: Duration) -> Result<Value, DiscoveryError> {
     let file_err = DiscoveryError::File;
     let mut config = read_discovery_kubeconfig(bytes, &|path| data.fs.read(Path::new(path)))?;
-    let server = kc::current_cluster_field(&config, "server");
+    let server = kc::default_cluster(&config).server;
     let info = |m: &str| data.reporter.info(1, "file.go", m);
     let with_credentials = kc::has_authentication_credentials(&config);
     if with_credentials {
@@ -401,7 +401,7 @@ fn validated_config_info(data: &JoinData, bytes: &[u8], timeout: Duration) -> Re
             &server,
             DEFAULT_CLUSTER_NAME,
             "",
-            &kc::current_cluster_field(&config, "certificate-authority-data"),
+            &kc::default_cluster(&config).certificate_authority_data,
         );
     }
     let client = data
