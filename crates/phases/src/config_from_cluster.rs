@@ -191,27 +191,17 @@ pub fn node_name_from_kubelet_conf(fs: &dyn Fs, path: &Path) -> Result<String, S
         .map(|d| d.value)
         .unwrap_or(Value::Null);
     let file = path.display();
-    let current = doc.get("current-context").and_then(Value::as_str).unwrap_or("");
-    let named = |list: &str, name: &str, inner: &str| {
-        doc.get(list)
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .find(|e| e.get("name").and_then(Value::as_str) == Some(name))
-            .and_then(|e| e.get(inner))
-            .cloned()
-    };
-    let ctx = named("contexts", current, "context")
-        .ok_or_else(|| format!("invalid kubeconfig file {file}: missing context {current}"))?;
-    let user_name = ctx.get("user").and_then(Value::as_str).unwrap_or("");
-    let user = named("users", user_name, "user")
-        .ok_or_else(|| format!("invalid kubeconfig file {file}: missing AuthInfo {user_name}"))?;
-    let pem = if let Some(data) = user.get("client-certificate-data").and_then(Value::as_str) {
+    let config = kubeadm_core::kubeconfig::Config::from_value(&doc);
+    let user = config
+        .current_auth_info()
+        .map_err(|e| format!("invalid kubeconfig file {file}: {e}"))?;
+    let pem = if !user.client_certificate_data.is_empty() {
         use base64::Engine as _;
         base64::engine::general_purpose::STANDARD
-            .decode(data)
+            .decode(&user.client_certificate_data)
             .map_err(|e| e.to_string())?
-    } else if let Some(cert) = user.get("client-certificate").and_then(Value::as_str) {
+    } else if !user.client_certificate.is_empty() {
+        let cert = &user.client_certificate;
         fs.read(Path::new(cert))
             .map_err(|e| format!("open {cert}: {}", kubeadm_api::gofmt::io_error(&e)))?
     } else {

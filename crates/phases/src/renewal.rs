@@ -193,16 +193,10 @@ pub fn write_renewed(
     // Replace the CA and the current user's credentials, keep the rest of the file.
     let mut doc = load_kubeconfig(fs, &h.path)?;
     let b64 = |s: &str| serde_json::Value::String(base64::engine::general_purpose::STANDARD.encode(s));
-    let current = doc["current-context"].as_str().unwrap_or_default().to_string();
-    let ctx = doc["contexts"]
-        .as_array()
-        .and_then(|cs| cs.iter().find(|c| c["name"] == current.as_str()))
-        .map(|c| c["context"].clone())
+    let (cluster, user) = kubeadm_core::kubeconfig::Config::from_value(&doc)
+        .current()
+        .map(|c| (c.cluster.clone(), c.auth_info.clone()))
         .unwrap_or_default();
-    let (cluster, user) = (
-        ctx["cluster"].as_str().unwrap_or_default().to_string(),
-        ctx["user"].as_str().unwrap_or_default().to_string(),
-    );
     if let Some(cs) = doc["clusters"].as_array_mut() {
         for c in cs.iter_mut().filter(|c| c["name"] == cluster.as_str()) {
             c["cluster"]["certificate-authority-data"] = b64(&ca.to_pem());

@@ -1,10 +1,20 @@
 //! Kubeconfig files: which files kubeadm writes (admin, kubelet, controller-manager, scheduler), the
 //! identity and API server URL of each, and the document itself in the shape client-go's
-//! `clientcmd.Write` produces, as a JSON value for the Go-compatible YAML emitter.
+//! `clientcmd.Write` produces, as a JSON value for the Go-compatible YAML emitter; and reading one
+//! back as a typed [`Config`] ([`document`]).
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use serde_json::{Value, json};
+
+pub mod document;
+mod validate;
+
+pub use document::{
+    AuthInfo, AuthProviderConfig, Cluster, Config, Context, ExecConfig, ExecEnvVar, LookupError,
+    NamedAuthInfo, NamedCluster, NamedContext, NamedExtension, Preferences,
+};
+pub use validate::InvalidConfig;
 
 use crate::pki::{CertInfo, KeyAlgorithm, PkiInputs, https_url, parse_host_port, parse_ip_sloppy};
 
@@ -229,23 +239,6 @@ pub enum KubeconfigCheckError {
     WrongCa(String),
 }
 
-/// The `cluster` entry of a kubeconfig's current context (the kubeconfig parsed into a JSON value),
-/// as client-go's `GetClusterFromKubeConfig` finds it.
-pub fn current_cluster(doc: &Value) -> Option<&Value> {
-    let current = doc.get("current-context")?.as_str()?;
-    let ctx = doc
-        .get("contexts")?
-        .as_array()?
-        .iter()
-        .find(|c| c.get("name").and_then(Value::as_str) == Some(current))?;
-    let cluster_name = ctx.get("context")?.get("cluster")?.as_str()?;
-    doc.get("clusters")?
-        .as_array()?
-        .iter()
-        .find(|c| c.get("name").and_then(Value::as_str) == Some(cluster_name))?
-        .get("cluster")
-}
-
 /// Checks an existing kubeconfig (parsed into a JSON value by the caller) against the expected one:
 /// the CA data must match; a different server only earns upstream's warning, returned as `Ok(Some)`.
 pub fn check_existing_kubeconfig(
@@ -253,44 +246,26 @@ pub fn check_existing_kubeconfig(
     existing: &Value,
     expected: &Value,
 ) -> Result<Option<String>, KubeconfigCheckError> {
-    let cluster_of = |doc: &Value| current_cluster(doc).cloned();
-    let has_context = existing
-        .get("current-context")
-        .and_then(Value::as_str)
-        .is_some_and(|cur| {
-            existing
-                .get("contexts")
-                .and_then(Value::as_array)
-                .is_some_and(|cs| {
-                    cs.iter()
-                        .any(|c| c.get("name").and_then(Value::as_str) == Some(cur))
-                })
-        });
-    if !has_context {
-        return Err(KubeconfigCheckError::NoCurrentContext(path.to_string()));
-    }
-    let current = cluster_of(existing).ok_or_else(|| KubeconfigCheckError::NoCluster(path.to_string()))?;
-    let wanted = cluster_of(expected).ok_or_else(|| KubeconfigCheckError::NoCluster(path.to_string()))?;
-    let ca = |c: &Value| {
-        c.get("certificate-authority-data")
-            .and_then(Value::as_str)
-            .and_then(|s| STANDARD.decode(s).ok())
+    let no_cluster = || KubeconfigCheckError::NoCluster(path.to_string());
+    let (existing, expected) = (Config::from_value(existing), Config::from_value(expected));
+    let current = existing.current_cluster().map_err(|e| match e {
+        LookupError::Context(_) => KubeconfigCheckError::NoCurrentContext(path.to_string()),
+        LookupError::Cluster(_) | LookupError::AuthInfo(_) => no_cluster(),
+    })?;
+    let wanted = expected.current_cluster().map_err(|_| no_cluster())?;
+    let ca = |c: &Cluster| {
+        STANDARD
+            .decode(&c.certificate_authority_data)
+            .ok()
             .map(|b| String::from_utf8_lossy(&b).trim().to_string())
     };
-    if ca(&current) != ca(&wanted) {
+    if ca(current) != ca(wanted) {
         return Err(KubeconfigCheckError::WrongCa(path.to_string()));
     }
-    let server = |c: &Value| {
-        c.get("server")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string()
-    };
-    if server(&current) != server(&wanted) {
+    if current.server != wanted.server {
         return Ok(Some(format!(
             "a kubeconfig file {path:?} exists already but has an unexpected API Server URL: expected: {}, got: {}",
-            server(&wanted),
-            server(&current)
+            wanted.server, current.server
         )));
     }
     Ok(None)
@@ -299,21 +274,8 @@ pub fn check_existing_kubeconfig(
 /// The client certificate embedded for the current context's user (what `certs check-expiration`
 /// and renewal read from `admin.conf` and friends), or `None` when there is none.
 pub fn embedded_client_certificate(doc: &Value) -> Option<CertInfo> {
-    let current = doc.get("current-context")?.as_str()?;
-    let ctx = doc
-        .get("contexts")?
-        .as_array()?
-        .iter()
-        .find(|c| c.get("name").and_then(Value::as_str) == Some(current))?;
-    let user = ctx.get("context")?.get("user")?.as_str()?;
-    let data = doc
-        .get("users")?
-        .as_array()?
-        .iter()
-        .find(|u| u.get("name").and_then(Value::as_str) == Some(user))?
-        .get("user")?
-        .get("client-certificate-data")?
-        .as_str()?;
+    let config = Config::from_value(doc);
+    let data = &config.current_auth_info().ok()?.client_certificate_data;
     let pem = STANDARD.decode(data).ok()?;
     CertInfo::from_pem(&String::from_utf8_lossy(&pem)).ok()
 }

@@ -62,25 +62,17 @@ pub fn current_cluster(
         .next()
         .map(|d| d.value)
         .unwrap_or(Value::Null);
-    let cluster = kubeadm_core::kubeconfig::current_cluster(&doc).ok_or(JoinCommandError::NoCluster)?;
-    let server = cluster
-        .get("server")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_string();
-    let data = cluster
-        .get("certificate-authority-data")
-        .and_then(Value::as_str)
-        .filter(|s| !s.is_empty());
+    let config = kubeadm_core::kubeconfig::Config::from_value(&doc);
+    let cluster = config
+        .current_cluster()
+        .map_err(|_| JoinCommandError::NoCluster)?;
+    let server = cluster.server.clone();
+    let data = Some(cluster.certificate_authority_data.as_str()).filter(|s| !s.is_empty());
     let ca_pem = if let Some(d) = data {
         base64::engine::general_purpose::STANDARD
             .decode(d.trim())
             .map_err(|e| load(e.to_string()))?
-    } else if let Some(file) = cluster
-        .get("certificate-authority")
-        .and_then(Value::as_str)
-        .filter(|s| !s.is_empty())
-    {
+    } else if let Some(file) = Some(cluster.certificate_authority.as_str()).filter(|s| !s.is_empty()) {
         fs.read(Path::new(file)).map_err(|e| {
             JoinCommandError::CaFile(format!("open {file}: {}", kubeadm_api::gofmt::io_error(&e)))
         })?

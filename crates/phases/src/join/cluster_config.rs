@@ -47,7 +47,7 @@ pub(crate) fn ensure_init_cfg(data: &mut JoinData) -> Result<(), PhaseError> {
     let name = cfg.cluster.cluster_name.clone();
     let cluster = kc::current_cluster(&tls).cloned().unwrap_or(Value::Null);
     tls["clusters"] = json!([{"name": name, "cluster": cluster}]);
-    let current = tls["current-context"].as_str().unwrap_or_default().to_string();
+    let current = kubeadm_core::kubeconfig::Config::from_value(&tls).current_context;
     if let Some(contexts) = tls.get_mut("contexts").and_then(Value::as_array_mut) {
         for c in contexts.iter_mut().filter(|c| c["name"] == current.as_str()) {
             c["context"]["cluster"] = json!(name);

@@ -112,14 +112,8 @@ fn kubelet_start(data: &mut JoinData, bootstrap: &Path) -> Result<(), PhaseError
     let ca_path = Path::new(&data.cfg.ca_cert_path);
     if !data.fs.exists(ca_path) {
         use base64::Engine as _;
-        let ca = kc::current_cluster(&tls)
-            .and_then(|c| c.get("certificate-authority-data"))
-            .and_then(Value::as_str)
-            .map(|d| {
-                base64::engine::general_purpose::STANDARD
-                    .decode(d.trim())
-                    .unwrap_or_default()
-            })
+        let ca = base64::engine::general_purpose::STANDARD
+            .decode(kc::default_cluster(&tls).certificate_authority_data.trim())
             .unwrap_or_default();
         write(
             data,

@@ -706,15 +706,13 @@ pub fn bootstrap_credentials(
         .next()
         .ok_or("empty")?
         .value;
-    let field = |doc: &Value, key: &str| {
-        kubeadm_core::kubeconfig::current_cluster(doc)
-            .and_then(|c| c.get(key))
-            .and_then(Value::as_str)
-            .map(str::to_string)
+    let config = kubeadm_core::kubeconfig::Config::from_value(&doc);
+    let current = config.current_cluster().ok();
+    let field = |get: fn(&kubeadm_core::kubeconfig::Cluster) -> &String| {
+        current.map(get).filter(|s| !s.is_empty()).cloned()
     };
-    let server = field(&doc, "server").ok_or("no server in the current context's cluster")?;
-    let ca =
-        field(&doc, "certificate-authority-data").ok_or("no CA data in the current context's cluster")?;
+    let server = field(|c| &c.server).ok_or("no server in the current context's cluster")?;
+    let ca = field(|c| &c.certificate_authority_data).ok_or("no CA data in the current context's cluster")?;
     let info = cluster
         .object(&Resource::config_maps(), "kube-public", "cluster-info")
         .ok_or("no cluster-info in the cluster")?;

@@ -9,6 +9,7 @@
 
 use std::collections::BTreeMap;
 
+use kubeadm_core::kubeconfig::{AuthInfo, Cluster, Config};
 use serde_json::{Map, Value, json};
 
 /// The named entries of a list (`clusters`, `contexts`, `users`) as client-go's map holds them: by
@@ -29,36 +30,26 @@ fn str_field<'a>(v: &'a Value, key: &str) -> &'a str {
     v.get(key).and_then(Value::as_str).unwrap_or_default()
 }
 
-/// The current context's entry, if the current context names one.
-fn current_context(doc: &Value) -> Option<&Value> {
-    let current = str_field(doc, "current-context");
-    named(doc, "contexts", "context").get(current).copied()
-}
-
 /// Upstream's `GetClusterFromKubeConfig`: the unnamed cluster if there is one, else the current
 /// context's cluster. Returns the cluster's name.
 pub(crate) fn current_cluster_name(doc: &Value) -> Option<String> {
-    let clusters = named(doc, "clusters", "cluster");
-    if clusters.contains_key("") {
-        return Some(String::new());
-    }
-    let name = str_field(current_context(doc)?, "cluster").to_string();
-    clusters.contains_key(&name).then_some(name)
+    Config::from_value(doc)
+        .default_cluster()
+        .map(|(name, _)| name.to_string())
 }
 
-/// The cluster [`current_cluster_name`] picks.
+/// The cluster [`current_cluster_name`] picks, as written in the document.
 pub(crate) fn current_cluster(doc: &Value) -> Option<&Value> {
     let name = current_cluster_name(doc)?;
     named(doc, "clusters", "cluster").get(&name).copied()
 }
 
-/// A string field (`server`, `certificate-authority-data`) of [`current_cluster`], empty when absent.
-pub(crate) fn current_cluster_field(doc: &Value, key: &str) -> String {
-    current_cluster(doc)
-        .and_then(|c| c.get(key))
-        .and_then(Value::as_str)
+/// The cluster [`current_cluster_name`] picks, typed (empty when there is none).
+pub(crate) fn default_cluster(doc: &Value) -> Cluster {
+    Config::from_value(doc)
+        .default_cluster()
+        .map(|(_, cluster)| cluster.clone())
         .unwrap_or_default()
-        .to_string()
 }
 
 /// A mutable reference to the named list entry's item (`cluster`, `user`), the last of equal names.
@@ -78,39 +69,27 @@ pub(crate) fn current_cluster_mut(doc: &mut Value) -> Option<&mut Value> {
 }
 
 /// Upstream's `getCurrentAuthInfo`: the current context's user, when both are set and exist.
-fn current_user_name(doc: &Value) -> Option<String> {
-    if str_field(doc, "current-context").is_empty() {
+fn current_user(config: &Config) -> Option<(&str, &AuthInfo)> {
+    if config.current_context.is_empty() {
         return None;
     }
-    let user = str_field(current_context(doc)?, "user");
-    (!user.is_empty() && named(doc, "users", "user").contains_key(user)).then(|| user.to_string())
+    let name = config.current().ok()?.auth_info.as_str();
+    if name.is_empty() {
+        return None;
+    }
+    config.current_auth_info().ok().map(|user| (name, user))
 }
 
 /// The current user, mutable.
 pub(crate) fn current_user_mut(doc: &mut Value) -> Option<&mut Value> {
-    let name = current_user_name(doc)?;
+    let name = current_user(&Config::from_value(doc))?.0.to_string();
     named_mut(doc, "users", "user", &name)
 }
 
 /// Upstream's `HasAuthenticationCredentials`: the current user has a token or token file, a user
 /// name and password, a client certificate and key, an exec plugin or an auth provider.
 pub(crate) fn has_authentication_credentials(doc: &Value) -> bool {
-    let Some(name) = current_user_name(doc) else {
-        return false;
-    };
-    let users = named(doc, "users", "user");
-    let Some(u) = users.get(&name) else {
-        return false;
-    };
-    let set = |k: &str| !str_field(u, k).is_empty();
-    set("token")
-        || set("tokenFile")
-        || (set("username") && set("password"))
-        || ((set("client-certificate") || set("client-certificate-data"))
-            && (set("client-key") || set("client-key-data")))
-        || u.get("exec").is_some_and(|e| !str_field(e, "command").is_empty())
-        || u.get("auth-provider")
-            .is_some_and(|p| !str_field(p, "name").is_empty())
+    current_user(&Config::from_value(doc)).is_some_and(|(_, user)| user.has_credentials())
 }
 
 /// Upstream's `CreateBasic`: one cluster, a context `<user>@<cluster>` and no users.
@@ -146,120 +125,12 @@ pub(crate) fn create_with_token(
     doc
 }
 
-/// client-go's `clientcmd.Validate`, the checks a discovery file can fail: the current context,
-/// each context's user and cluster, each user's credentials, each cluster's server and CA file.
-/// `unreadable` answers why a named file cannot be opened (`None`: it can). Errors read as
-/// client-go's (`invalid configuration: ...`; several are listed in brackets, by name, where Go
-/// visits its maps in random order).
+/// client-go's `clientcmd.Validate` ([`Config::validate`]), the checks a discovery file can fail;
+/// `unreadable` answers why a named file cannot be opened (`None`: it can).
 pub(crate) fn validate(doc: &Value, unreadable: &dyn Fn(&str) -> Option<String>) -> Result<(), String> {
-    let contexts = named(doc, "contexts", "context");
-    let users = named(doc, "users", "user");
-    let clusters = named(doc, "clusters", "cluster");
-    let mut errors: Vec<String> = Vec::new();
-    let current = str_field(doc, "current-context");
-    if !current.is_empty() && !contexts.contains_key(current) {
-        errors.push(format!("context was not found for specified context: {current}"));
-    }
-    for (name, ctx) in &contexts {
-        let user = str_field(ctx, "user");
-        if user.is_empty() {
-            errors.push(format!("user was not specified for context {name:?}"));
-        } else if !users.contains_key(user) {
-            errors.push(format!("user {user:?} was not found for context {name:?}"));
-        }
-        let cluster = str_field(ctx, "cluster");
-        if cluster.is_empty() {
-            errors.push(format!("cluster was not specified for context {name:?}"));
-        } else if !clusters.contains_key(cluster) {
-            errors.push(format!("cluster {cluster:?} was not found for context {name:?}"));
-        }
-    }
-    for (name, u) in &users {
-        let set = |k: &str| !str_field(u, k).is_empty();
-        let mut methods = Vec::new();
-        if set("token") {
-            methods.push("token");
-        }
-        if set("username") || set("password") {
-            methods.push("basicAuth");
-        }
-        if set("client-certificate") || set("client-certificate-data") {
-            if set("client-certificate") && set("client-certificate-data") {
-                errors.push(format!("client-cert-data and client-cert are both specified for {name}. client-cert-data will override."));
-            }
-            if set("client-key") && set("client-key-data") {
-                errors.push(format!("client-key-data and client-key are both specified for {name}; client-key-data will override"));
-            }
-            if !set("client-key") && !set("client-key-data") {
-                errors.push(format!("client-key-data or client-key must be specified for {name} to use the clientCert authentication method."));
-            }
-            for (key, what) in [
-                ("client-certificate", "client-cert"),
-                ("client-key", "client-key"),
-            ] {
-                let file = str_field(u, key);
-                if let Some(why) = (!file.is_empty()).then(|| unreadable(file)).flatten() {
-                    errors.push(format!("unable to read {what} {file} for {name} due to {why}"));
-                }
-            }
-        }
-        if let Some(e) = u.get("exec").filter(|e| e.is_object()) {
-            if u.get("auth-provider").is_some_and(|p| p.is_object()) {
-                errors.push(format!(
-                    "authProvider cannot be provided in combination with an exec plugin for {name}"
-                ));
-            }
-            if str_field(e, "command").is_empty() {
-                errors.push(format!(
-                    "command must be specified for {name} to use exec authentication plugin"
-                ));
-            }
-            if str_field(e, "apiVersion").is_empty() {
-                errors.push(format!(
-                    "apiVersion must be specified for {name} to use exec authentication plugin"
-                ));
-            }
-            match str_field(&exec_config(e), "interactiveMode") {
-                "" => errors.push(format!(
-                    "interactiveMode must be specified for {name} to use exec authentication plugin"
-                )),
-                "Never" | "IfAvailable" | "Always" => {}
-                other => errors.push(format!("invalid interactiveMode for {name}: {other:?}")),
-            }
-        }
-        if methods.len() > 1 {
-            errors.push(format!(
-                "more than one authentication method found for {name}; found [{}], only one is allowed",
-                methods.join(" ")
-            ));
-        }
-    }
-    for (name, c) in &clusters {
-        let set = |k: &str| !str_field(c, k).is_empty();
-        if !set("server") {
-            errors.push(if name.is_empty() {
-                "default cluster has no server defined".to_string()
-            } else {
-                format!("no server found for cluster {name:?}")
-            });
-        }
-        if set("certificate-authority") && set("certificate-authority-data") {
-            errors.push(format!("certificate-authority-data and certificate-authority are both specified for {name}. certificate-authority-data will override."));
-        }
-        let file = str_field(c, "certificate-authority");
-        if let Some(why) = (!file.is_empty()).then(|| unreadable(file)).flatten() {
-            errors.push(format!(
-                "unable to read certificate-authority {file} for {name} due to {why}"
-            ));
-        }
-    }
-    let mut seen = std::collections::BTreeSet::new();
-    errors.retain(|e| seen.insert(e.clone()));
-    match errors.len() {
-        0 => Ok(()),
-        1 => Err(format!("invalid configuration: {}", errors[0])),
-        _ => Err(format!("invalid configuration: [{}]", errors.join(", "))),
-    }
+    Config::from_value(doc)
+        .validate(unreadable)
+        .map_err(|e| e.to_string())
 }
 
 /// Keeps only the listed keys of an object that are set (non-empty string, `true`, non-empty list or

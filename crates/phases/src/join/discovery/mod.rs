@@ -29,6 +29,7 @@ use kubeadm_api::v1beta3::{BootstrapTokenError, BootstrapTokenString};
 use kubeadm_core::cluster::cluster_info::{
     CLUSTER_INFO_CONFIG_MAP, KUBECONFIG_KEY, detached_jws, jws_signature_key,
 };
+use kubeadm_core::kubeconfig::Config;
 use kubeadm_core::pki::CertInfo;
 use kubeadm_effects::cluster::{Cluster, ClusterError, Resource};
 use serde_json::{Value, json};
@@ -128,12 +129,12 @@ pub fn tls_bootstrap_config(data: &JoinData) -> Result<Value, DiscoveryError> {
             "discovery.go",
             "[discovery] Using provided TLSBootstrapToken as authentication credentials for the join process",
         );
-        let field = |k: &str| kc::current_cluster_field(&config, k);
+        let cluster = kc::default_cluster(&config);
         return Ok(kc::create_with_token(
-            &field("server"),
+            &cluster.server,
             DEFAULT_CLUSTER_NAME,
             TLS_BOOTSTRAP_USER,
-            &field("certificate-authority-data"),
+            &cluster.certificate_authority_data,
             token,
         ));
     }
@@ -181,10 +182,10 @@ fn validated_config(data: &JoinData) -> Result<Value, DiscoveryError> {
     let cm = poll_cluster_info(data, &*insecure, &token.id, interval, duration)?;
     let kubeconfig = verify_cluster_info(&cm, &token)?;
     let doc = parse_kubeconfig(&kubeconfig)?;
-    let clusters = doc.get("clusters").and_then(Value::as_array).map_or(0, Vec::len);
-    if clusters != 1 {
-        return Err(DiscoveryError::ClusterCount(clusters));
-    }
+    let config = Config::from_value(&doc);
+    let [only] = config.clusters.as_slice() else {
+        return Err(DiscoveryError::ClusterCount(config.clusters.len()));
+    };
     if pins.is_empty() {
         info(format!(
             "[discovery] Cluster info signature and contents are valid and no TLS pinning was specified, will use API Server {:?}",
@@ -192,15 +193,11 @@ fn validated_config(data: &JoinData) -> Result<Value, DiscoveryError> {
         ));
         return Ok(doc);
     }
-    let ca_data = doc
-        .pointer("/clusters/0/cluster/certificate-authority-data")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_string();
-    check_pins(&ca_data, &pins)?;
+    let ca_data = &only.cluster.certificate_authority_data;
+    check_pins(ca_data, &pins)?;
 
     // Trust established: read again, verifying TLS against the pinned CA.
-    let secure = kc::create_basic(&server, DEFAULT_CLUSTER_NAME, BOOTSTRAP_USER, &ca_data);
+    let secure = kc::create_basic(&server, DEFAULT_CLUSTER_NAME, BOOTSTRAP_USER, ca_data);
     info(format!(
         "[discovery] Requesting info from {:?} again to validate TLS against the pinned public key",
         bt.api_server_endpoint
@@ -386,7 +383,7 @@ fn file_config(data: &JoinData, path: &str, timeout: Duration) -> Result<Value, 
 fn validated_config_info(data: &JoinData, bytes: &[u8], timeout: Duration) -> Result<Value, DiscoveryError> {
     let file_err = DiscoveryError::File;
     let mut config = read_discovery_kubeconfig(bytes, &|path| data.fs.read(Path::new(path)))?;
-    let server = kc::current_cluster_field(&config, "server");
+    let server = kc::default_cluster(&config).server;
     let info = |m: &str| data.reporter.info(1, "file.go", m);
     let with_credentials = kc::has_authentication_credentials(&config);
     if with_credentials {
@@ -401,7 +398,7 @@ fn validated_config_info(data: &JoinData, bytes: &[u8], timeout: Duration) -> Re
             &server,
             DEFAULT_CLUSTER_NAME,
             "",
-            &kc::current_cluster_field(&config, "certificate-authority-data"),
+            &kc::default_cluster(&config).certificate_authority_data,
         );
     }
     let client = data

@@ -351,6 +351,36 @@ fn token_discovery_table() {
     );
 }
 
+/// A signed `cluster-info` kubeconfig with other than one cluster is refused (upstream's
+/// "to have a single cluster" check), a list that is not one counting as none.
+#[test]
+fn cluster_info_with_other_than_one_cluster_is_refused() {
+    let (id, secret) = TOKEN.split_once('.').expect("token");
+    for (clusters, count) in [
+        (
+            "[{name: a, cluster: {server: x}}, {name: b, cluster: {server: y}}]",
+            2,
+        ),
+        ("[]", 0),
+        ("not-a-list", 0),
+    ] {
+        let kubeconfig = format!("apiVersion: v1\nkind: Config\nclusters: {clusters}\n");
+        let sig = detached_jws(&kubeconfig, id, secret);
+        let cm = cluster_info(json!({"kubeconfig": kubeconfig, format!("jws-kubeconfig-{id}"): sig}));
+        let err = discover(token_cfg(TOKEN, &[]), Some(cm))
+            .0
+            .expect_err("refused")
+            .to_string();
+        assert_eq!(
+            err,
+            format!(
+                "couldn't validate the identity of the API Server: expected the kubeconfig file in the cluster-info ConfigMap to have a single cluster, but it had {count}"
+            ),
+            "{clusters}"
+        );
+    }
+}
+
 fn file_cfg(path: &std::path::Path, tls_token: &str) -> JoinConfiguration {
     let mut cfg = JoinConfiguration::default();
     cfg.discovery.file = Some(FileDiscovery {
