@@ -105,7 +105,7 @@ fn fetch_from_cluster(
     let rep = reporter(inv);
     let host = host_facts::gather();
     // Defaulting fills a bootstrap token nothing here uses; it must still be a valid one.
-    let mut token = || kubeadm_api::v1beta3::BootstrapTokenString::generate(rand::random::<u8>);
+    let mut token = crate::setup::secrets::new_token;
     let mut inputs = kubeadm_api::dynamic::DynamicInputs {
         host: &host,
         new_token: &mut token,
@@ -222,7 +222,13 @@ pub(crate) fn renew(inv: &Invocation<'_>, out: &mut Output) -> Result<(), Comman
         key_algorithm: inputs.key_algorithm,
         now: unix_now(),
     };
-    renew_certificates(&RealFs, &AwsLcKeyGen, &req, &mut rand::random::<u64>, out)?;
+    renew_certificates(
+        &RealFs,
+        &AwsLcKeyGen,
+        &req,
+        &mut crate::setup::secrets::random_u64,
+        out,
+    )?;
     Ok(())
 }
 

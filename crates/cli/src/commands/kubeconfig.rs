@@ -92,7 +92,7 @@ pub(crate) fn user(inv: &Invocation<'_>, out: &mut Output) -> Result<(), Command
             &key,
             now,
             Some(not_after),
-            serial_from_random(rand::random::<u64>()),
+            serial_from_random(crate::setup::secrets::random_u64()),
         )
         .map_err(|source| KubeconfigError::ClientCertificate {
             client_name: client_name.clone(),

@@ -70,7 +70,7 @@ fn context(inv: &Invocation<'_>) -> Result<ResetData, CommandError> {
         rep.out("[reset] FYI: You can look at this config file with 'kubectl -n kube-system get cm kubeadm-config -o yaml'\n");
         let host = crate::setup::host_facts::gather();
         // Defaulting fills a bootstrap token reset never uses; it must still be a valid one.
-        let mut token = || kubeadm_api::v1beta3::BootstrapTokenString::generate(rand::random::<u8>);
+        let mut token = crate::setup::secrets::new_token;
         let mut inputs = DynamicInputs {
             host: &host,
             new_token: &mut token,

@@ -76,7 +76,7 @@ pub(crate) fn run(inv: &Invocation<'_>, _: &mut Output) -> Result<(), CommandErr
         kubelet_conf: PathBuf::from(KUBELET_CONF),
         kubelet_dir: Layout::default().kubelet_dir(),
         now: &crate::setup::unix_now,
-        random: rand::random::<u64>,
+        random: crate::setup::secrets::random_u64,
         read_answer: &mut read_answer,
         reporter: &rep,
     }

@@ -10,7 +10,6 @@ use std::path::Path;
 
 use kubeadm_api::dynamic::DynamicInputs;
 use kubeadm_api::internal::{InitConfig, load_init_config};
-use kubeadm_api::v1beta3::BootstrapTokenString;
 use kubeadm_core::layout::Layout;
 use kubeadm_core::manifests::Component;
 use kubeadm_effects::fs::Fs;
@@ -69,7 +68,7 @@ fn load_config(
     out: &mut Output,
 ) -> Result<InitConfig, CommandError> {
     let host = crate::setup::host_facts::gather();
-    let mut token = || BootstrapTokenString::generate(rand::random::<u8>);
+    let mut token = crate::setup::secrets::new_token;
     let mut inputs = DynamicInputs {
         host: &host,
         new_token: &mut token,

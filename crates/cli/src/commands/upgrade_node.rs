@@ -107,7 +107,7 @@ fn context(inv: &Invocation<'_>) -> Result<NodeData, CommandError> {
         keygen: crate::setup::keygen(),
         facts: crate::setup::manifest_host_facts(external_ca),
         now: crate::setup::unix_now(),
-        random: rand::random::<u64>,
+        random: crate::setup::secrets::random_u64,
         timeout: kubeadm_phases::upgrade::staticpods::manifest_timeout(
             crate::setup::env_var(kubeadm_phases::upgrade::staticpods::UPGRADE_MANIFEST_TIMEOUT_ENV)
                 .as_deref(),
@@ -142,7 +142,7 @@ fn control_plane_config(
 ) -> Result<kubeadm_api::internal::InitConfig, CommandError> {
     rep.out("[upgrade] Reading configuration from the cluster...\n");
     rep.out("[upgrade] FYI: You can look at this config file with 'kubectl -n kube-system get cm kubeadm-config -o yaml'\n");
-    let mut token = || kubeadm_api::v1beta3::BootstrapTokenString::generate(rand::random::<u8>);
+    let mut token = crate::setup::secrets::new_token;
     let mut inputs = kubeadm_api::dynamic::DynamicInputs {
         host,
         new_token: &mut token,

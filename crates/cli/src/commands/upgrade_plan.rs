@@ -10,7 +10,6 @@
 
 use std::path::{Path, PathBuf};
 
-use kubeadm_api::v1beta3::BootstrapTokenString;
 use kubeadm_api::validation::validate_ignore_preflight_errors;
 use kubeadm_core::layout::{KUBELET_CONF, MANIFESTS_DIR};
 use kubeadm_core::upgrade::plan::{Message, PlanOptions, available_upgrades};
@@ -67,7 +66,7 @@ pub(crate) fn run(inv: &Invocation<'_>, _: &mut Output) -> Result<(), CommandErr
         .map_err(|e| client_error(ClientError::ApiConfig(e)))?;
 
     printer.print("[upgrade/config] Making sure the configuration is correct:\n");
-    let mut new_token = || BootstrapTokenString::generate(rand::random::<u8>);
+    let mut new_token = crate::setup::secrets::new_token;
     let (mut cfg, legacy) = load_config(
         &f.string("config"),
         false,

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use kubeadm_api::dynamic::{DynamicInputs, HostFacts};
 use kubeadm_api::internal::{ConfigError, InitConfig, defaulted_init_config, load_init_config};
-use kubeadm_api::v1beta3::{BootstrapTokenString, ClusterConfiguration, InitConfiguration};
+use kubeadm_api::v1beta3::{ClusterConfiguration, InitConfiguration};
 use kubeadm_api::version;
 use kubeadm_core::images::{ImageOverride, ImageSettings};
 use kubeadm_effects::fs::Fs;
@@ -15,10 +15,7 @@ use kubeadm_host::report::TerminalReporter;
 
 pub(crate) use kubeadm_phases::log_config_warnings as log_warnings;
 
-/// A random bootstrap token, for the defaulting of configurations that have none.
-pub(crate) fn new_token() -> BootstrapTokenString {
-    BootstrapTokenString::generate(rand::random::<u8>)
-}
+pub(crate) use crate::setup::secrets::new_token;
 
 /// Why the kubeadm configuration could not be used; its text is upstream's, after the prefix the
 /// command gives (upstream wraps these errors per command).

@@ -1,4 +1,7 @@
-//! Random secrets printed by `kubeadm token generate` and `kubeadm certs certificate-key`.
+//! The cli's random source: the secrets `kubeadm token generate` and `kubeadm certs certificate-key`
+//! print, the bootstrap tokens defaulting gives a configuration that has none, and the random values
+//! certificate serial numbers are made from. No other module of the cli calls `rand` (its
+//! `clippy.toml` says so).
 
 /// The characters of a bootstrap token.
 const TOKEN_CHARS: &[u8] = b"0123456789abcdefghijklmnopqrstuvwxyz";
@@ -19,6 +22,16 @@ pub(crate) fn certificate_key() -> String {
     let mut key = [0u8; 32];
     rand::fill(&mut key);
     hex::encode(key)
+}
+
+/// A random bootstrap token, for the defaulting of configurations that have none.
+pub(crate) fn new_token() -> kubeadm_api::v1beta3::BootstrapTokenString {
+    kubeadm_api::v1beta3::BootstrapTokenString::generate(rand::random::<u8>)
+}
+
+/// A random 64-bit value (certificate serial numbers are made from them).
+pub(crate) fn random_u64() -> u64 {
+    rand::random()
 }
 
 #[cfg(test)]

@@ -53,7 +53,7 @@ pub(crate) fn init_data(
         keygen: std::sync::Arc::from(keygen()),
         keys: kubeadm_phases::KeyPool::default(),
         now: unix_now(),
-        random: rand::random::<u64>,
+        random: crate::setup::secrets::random_u64,
         planned: Default::default(),
         external_ca: false,
         period_checked: Default::default(),
