@@ -321,7 +321,7 @@ impl Apply<'_> {
         let _ = kubeadm_core::manifests::record_authorization_mode(&mut cfg.cluster);
 
         rep.out(&old_taint_message());
-        remove_old_control_plane_taint(cluster).map_err(|reason| UpgradeError::Taint { reason })?;
+        remove_old_control_plane_taint(cluster).map_err(UpgradeError::Taint)?;
 
         // A dry run writes the kubelet's configuration to a temporary folder (in the dry-run
         // overlay here) and prints it as if in its real place.
@@ -342,7 +342,7 @@ impl Apply<'_> {
             reporter: rep,
         }
         .run()
-        .map_err(|reason| UpgradeError::PostUpgrade { reason })?;
+        .map_err(UpgradeError::PostUpgrade)?;
 
         if dry_run {
             // Upstream's line has a no-break space after the prefix.

@@ -321,6 +321,17 @@ pub fn root_check(host: &dyn HostProbe, ignore: &IgnoreSet, rep: &dyn Reporter) 
     collect_findings([("IsPrivilegedUser", error)], ignore, rep).map_err(UpgradeError::from)
 }
 
+/// Why the CoreDNS state the migration checks look at could not be read.
+#[derive(Debug, thiserror::Error)]
+enum CoreDnsStateError {
+    /// The CoreDNS ConfigMap could not be read.
+    #[error(transparent)]
+    ConfigMap(kubeadm_effects::cluster::ClusterError),
+    /// The deployed CoreDNS version could not be read.
+    #[error(transparent)]
+    Version(crate::upgrade::versions::DnsVersionError),
+}
+
 /// Upstream's `RunCoreDNSMigrationCheck`: can the deployed CoreDNS be migrated?
 pub fn coredns_checks(
     cluster: &dyn Cluster,
@@ -331,13 +342,15 @@ pub fn coredns_checks(
     // Each check reads the ConfigMap and the Deployment itself, as upstream's do.
     let state = || match cluster.get(&Resource::config_maps(), "kube-system", "coredns") {
         Err(e) if e.is_not_found() => Ok(CoreDnsState::Absent),
-        Err(e) => Err(e.to_string()),
+        Err(e) => Err(CoreDnsStateError::ConfigMap(e)),
         Ok(cm) if cm.pointer("/data/Corefile").is_none() => Ok(CoreDnsState::NoCorefile),
-        Ok(_) => dns_version(cluster).map(|version| CoreDnsState::Deployed { version }),
+        Ok(_) => dns_version(cluster)
+            .map(|version| CoreDnsState::Deployed { version })
+            .map_err(CoreDnsStateError::Version),
     };
-    let check = |state: Result<CoreDnsState, String>| match state {
+    let check = |state: Result<CoreDnsState, CoreDnsStateError>| match state {
         Ok(state) => coredns_checks(&state, kubeadm_core::images::COREDNS_VERSION),
-        Err(e) => (Some(e.clone()), Some(e)),
+        Err(e) => (Some(e.to_string()), Some(e.to_string())),
     };
     let unsupported = check(state()).0;
     let migration = check(state()).1;

@@ -102,18 +102,12 @@ pub enum UpgradeError {
     /// The static pods could not be upgraded.
     #[error("[upgrade/apply] FATAL: {0}")]
     StaticPods(#[source] staticpods::StaticPodUpgradeError),
-    /// The old control-plane taint could not be removed; the remover's words.
-    #[error("{reason}")]
-    Taint {
-        /// Why.
-        reason: String,
-    },
-    /// What follows the upgrade failed; its words.
-    #[error("[upgrade/postupgrade] FATAL post-upgrade error: {reason}")]
-    PostUpgrade {
-        /// Why.
-        reason: String,
-    },
+    /// The old control-plane taint could not be removed.
+    #[error(transparent)]
+    Taint(postupgrade::TaintError),
+    /// What follows the upgrade failed.
+    #[error("[upgrade/postupgrade] FATAL post-upgrade error: {0}")]
+    PostUpgrade(#[source] postupgrade::PostUpgradeErrors),
     /// The upgrade plan could not be made.
     #[error(transparent)]
     Plan(#[from] kubeadm_core::upgrade::plan::PlanError),
