@@ -299,7 +299,6 @@ impl PostUpgrade<'_> {
         let value = cm["data"][upload_config::CLUSTER_CONFIGURATION_KEY].clone();
         self.cluster.create_or_mutate_config_map(&cm, &mut |existing| {
             existing["data"][upload_config::CLUSTER_CONFIGURATION_KEY] = value.clone();
-            Ok(())
         })?;
         apply_rbac(self.cluster, &upload_config::kubeadm_config_rbac())
     }
