@@ -177,12 +177,9 @@ pub(crate) enum BadInput {
     /// `kubeadm config migrate` without `--old-config`.
     #[error("the --old-config flag is mandatory")]
     NoOldConfig,
-    /// A timeout from the environment that is not a duration; the parser's words.
-    #[error("{reason}")]
-    Timeout {
-        /// Why.
-        reason: String,
-    },
+    /// A timeout from the environment that is not a duration.
+    #[error(transparent)]
+    Timeout(kubeadm_phases::TimeoutEnvError),
 }
 
 /// Upstream's `SubCmdRunE`: a command that only groups subcommands was run.
@@ -233,13 +230,18 @@ pub(crate) enum JoinError {
 /// `kubeadm reset`'s failures outside its workflow.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum ResetError {
-    /// No single CRI socket found on the host; the detection's words.
-    #[error("{reason}")]
-    CriSocket {
-        /// Why.
-        reason: String,
-    },
+    /// More than one CRI socket found on the host.
+    #[error(transparent)]
+    CriSocket(MultipleCriSockets),
 }
+
+/// More than one known CRI socket exists on the host (upstream's `DetectCRISocket`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "Found multiple CRI endpoints on the host. Please define which one do you wish to use by setting the 'criSocket' field in the kubeadm configuration file: {}",
+    .0.join(", ")
+)]
+pub(crate) struct MultipleCriSockets(pub(crate) Vec<String>);
 
 /// `kubeadm upgrade node`'s failures outside its workflow.
 #[derive(Debug, thiserror::Error)]
@@ -267,12 +269,9 @@ pub(crate) enum UpgradePlanError {
         /// Whether the target version given is not a version.
         bad_target: bool,
     },
-    /// The component configurations' state could not be read; the reader's words.
-    #[error("[upgrade/versions] FATAL: {reason}")]
-    ComponentConfigs {
-        /// Why.
-        reason: String,
-    },
+    /// The component configurations' state could not be read.
+    #[error("[upgrade/versions] FATAL: {0}")]
+    ComponentConfigs(#[source] kubeadm_phases::upgrade::component_configs::ComponentConfigError),
 }
 
 impl UpgradePlanError {

@@ -404,7 +404,7 @@ pub trait Cluster: Send + Sync {
     fn create_or_mutate_config_map(
         &self,
         object: &Value,
-        mutate: &mut dyn FnMut(&mut Value) -> Result<(), String>,
+        mutate: &mut dyn FnMut(&mut Value),
     ) -> Result<(), ClusterError> {
         policy::create_or_mutate_config_map(self, object, mutate)
     }
@@ -414,7 +414,7 @@ pub trait Cluster: Send + Sync {
         &self,
         namespace: &str,
         name: &str,
-        mutate: &mut dyn FnMut(&mut Value) -> Result<(), String>,
+        mutate: &mut dyn FnMut(&mut Value),
     ) -> Result<(), ClusterError> {
         policy::mutate_config_map(self, namespace, name, mutate)
     }

@@ -157,7 +157,6 @@ fn policies_against_a_real_api_server() {
     let replacement = config_map("kubeadm-config", json!({"ClusterConfiguration": "new"}));
     rec.create_or_mutate_config_map(&replacement, &mut |cm: &mut Value| {
         cm["data"]["ClusterConfiguration"] = json!("new");
-        Ok(())
     })
     .expect("mutate");
     assert_eq!(rec.take(), ["CREATE AlreadyExists", "GET ok", "UPDATE ok"]);

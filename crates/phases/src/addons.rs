@@ -17,7 +17,7 @@ use crate::upload_config::resource_of;
 
 /// Why an addon was not applied (upstream's texts).
 #[derive(Debug, thiserror::Error)]
-pub(crate) enum AddonPhaseError {
+pub enum AddonPhaseError {
     /// No client.
     #[error(transparent)]
     Client(#[from] ClusterConnectError),

@@ -76,7 +76,8 @@ pub struct InitData {
 }
 
 /// Opens the API client from a kubeconfig path (the real client, or the dry-run one that ignores it).
-pub type ClusterConnector = Box<dyn Fn(&std::path::Path) -> Result<Box<dyn Cluster>, String> + Send + Sync>;
+pub type ClusterConnector =
+    Box<dyn Fn(&std::path::Path) -> Result<Box<dyn Cluster>, crate::SuppliedError> + Send + Sync>;
 
 /// Upstream's `initData.Client()`: one client per run, created by the first phase that needs it,
 /// from `--kubeconfig` (`/etc/kubernetes/admin.conf`).
@@ -122,7 +123,7 @@ impl Default for ClusterAccess {
     fn default() -> Self {
         Self::new(
             PathBuf::from(ADMIN_CONF),
-            Box::new(|_| Err("no API server in this context".to_string())),
+            Box::new(|_| Err("no API server in this context".into())),
         )
     }
 }
@@ -130,7 +131,7 @@ impl Default for ClusterAccess {
 /// The API client could not be created.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
-pub struct ClusterConnectError(pub String);
+pub struct ClusterConnectError(pub crate::SuppliedError);
 
 impl std::fmt::Debug for InitData {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

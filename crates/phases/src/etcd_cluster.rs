@@ -15,7 +15,8 @@ use serde_json::Value;
 /// The etcd Pod annotation holding its advertise client URL.
 const ETCD_CLIENT_URLS_ANNOTATION: &str = "kubeadm.kubernetes.io/etcd.advertise-client-urls";
 /// Opens an etcd client on the given endpoints with the given CA, client certificate and key files.
-pub type EtcdConnector = Box<dyn Fn(&[String], &EtcdTlsFiles) -> Result<Box<dyn Etcd>, String> + Send + Sync>;
+pub type EtcdConnector =
+    Box<dyn Fn(&[String], &EtcdTlsFiles) -> Result<Box<dyn Etcd>, crate::SuppliedError> + Send + Sync>;
 
 /// The files of upstream's etcd client: `etcd/ca.crt`, `etcd/healthcheck-client.{crt,key}` under the
 /// certificates directory.
@@ -52,7 +53,7 @@ pub enum EtcdClientError {
         /// The endpoints from the Pods.
         endpoints: Vec<String>,
         /// What failed.
-        reason: String,
+        reason: crate::SuppliedError,
     },
 }
 

@@ -249,6 +249,15 @@ pub(crate) enum BesideKubelet<E> {
     Kubelet(KubeletCheckTimeout),
 }
 
+impl<E: std::fmt::Display> std::fmt::Display for BesideKubelet<E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BesideKubelet::Wait(e) => e.fmt(f),
+            BesideKubelet::Kubelet(e) => e.fmt(f),
+        }
+    }
+}
+
 /// Upstream's `WaitForKubeletAndFunc`: `step` (given the time waited so far) is tried until it is
 /// done or fails, while [`KubeletCheck`] runs beside it; whichever ends the wait first decides.
 /// `pacer` sleeps (the cluster client's pause, instant on the fakes), so the time waited is the

@@ -49,6 +49,20 @@ pub use pki::{KeyPool, pki_inputs};
 pub use reset::ResetData;
 pub use upgrade::node::NodeData;
 
+/// Why an effect the binary supplies (a client it connects, a version it asks) failed: the
+/// supplier's own error, carried as itself (the supplier's crate is not a dependency of this one).
+pub type SuppliedError = Box<dyn std::error::Error + Send + Sync>;
+
+/// A timeout variable's value that is not a positive Go duration; the message names the variable.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{var}={text:?}: not a positive duration such as \"90s\" or \"10m\"")]
+pub struct TimeoutEnvError {
+    /// The variable.
+    pub var: String,
+    /// Its value.
+    pub text: String,
+}
+
 /// A wait's timeout set by an environment variable beyond upstream 1.25 (which has no setting for
 /// it; later releases added `timeouts` to their configuration): `default` when `value` (the
 /// variable's) is unset, else the Go duration it holds; a value that is not a positive duration is
@@ -57,11 +71,14 @@ pub fn timeout_from_env(
     var: &str,
     value: Option<&str>,
     default: std::time::Duration,
-) -> Result<std::time::Duration, String> {
+) -> Result<std::time::Duration, TimeoutEnvError> {
     let Some(text) = value else {
         return Ok(default);
     };
-    let bad = || format!("{var}={text:?}: not a positive duration such as \"90s\" or \"10m\"");
+    let bad = || TimeoutEnvError {
+        var: var.to_string(),
+        text: text.to_string(),
+    };
     let d = kubeadm_api::duration::Duration::parse(text).map_err(|_| bad())?;
     u64::try_from(d.as_nanos())
         .ok()

@@ -12,10 +12,7 @@ const INTERVAL: Duration = Duration::from_millis(200);
 
 /// Calls `read` until it answers, pausing between tries through `cluster`; after the last try,
 /// its last error.
-pub(crate) fn retry<T>(
-    cluster: &dyn Cluster,
-    mut read: impl FnMut() -> Result<T, String>,
-) -> Result<T, String> {
+pub(crate) fn retry<T, E>(cluster: &dyn Cluster, mut read: impl FnMut() -> Result<T, E>) -> Result<T, E> {
     let mut attempt = 1;
     loop {
         match read() {

@@ -71,7 +71,6 @@ pub(crate) fn run_kubeadm(data: &mut InitData) -> Result<(), PhaseError> {
     let new_value = cm["data"][upload_config::CLUSTER_CONFIGURATION_KEY].clone();
     c.create_or_mutate_config_map(&cm, &mut |existing| {
         existing["data"][upload_config::CLUSTER_CONFIGURATION_KEY] = new_value.clone();
-        Ok(())
     })
     .map_err(UploadConfigError::Kubeadm)?;
     apply_rbac(c, &upload_config::kubeadm_config_rbac()).map_err(UploadConfigError::Kubeadm)?;

@@ -292,7 +292,7 @@ fn context(inv: &Invocation<'_>, cfg: JoinConfig) -> Result<JoinData, CommandErr
             setup::env_var(TLS_BOOTSTRAP_TIMEOUT_ENV).as_deref(),
             TLS_BOOTSTRAP_TIMEOUT,
         )
-        .map_err(|reason| BadInput::Timeout { reason })?,
+        .map_err(BadInput::Timeout)?,
         init_cfg: None,
         control_plane_context: control_plane_context(rep.clone(), patches.clone(), fs, dry_run),
         control_plane: None,

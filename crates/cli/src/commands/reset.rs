@@ -119,7 +119,7 @@ fn context(inv: &Invocation<'_>) -> Result<ResetData, CommandError> {
         (_, Some(c)) => c.init.node_registration.cri_socket.clone(),
         (_, None) => {
             let socket = detect_cri_socket(&crate::setup::host_facts::gather().existing_cri_sockets)
-                .map_err(|reason| ResetError::CriSocket { reason })?;
+                .map_err(ResetError::CriSocket)?;
             rep.info(
                 1,
                 "reset.go",
@@ -162,14 +162,11 @@ fn or_default(value: String, default: &str) -> String {
 }
 
 /// Upstream's `DetectCRISocket`: the one known CRI socket that exists, the default when none does.
-fn detect_cri_socket(existing: &[String]) -> Result<String, String> {
+fn detect_cri_socket(existing: &[String]) -> Result<String, crate::error::MultipleCriSockets> {
     match existing {
         [] => Ok(DEFAULT_CRI_SOCKET.to_string()),
         [one] => Ok(one.clone()),
-        many => Err(format!(
-            "Found multiple CRI endpoints on the host. Please define which one do you wish to use by setting the 'criSocket' field in the kubeadm configuration file: {}",
-            many.join(", ")
-        )),
+        many => Err(crate::error::MultipleCriSockets(many.to_vec())),
     }
 }
 
@@ -183,6 +180,9 @@ mod tests {
         let crio = "unix:///var/run/crio/crio.sock".to_string();
         assert_eq!(detect_cri_socket(std::slice::from_ref(&crio)), Ok(crio.clone()));
         let err = detect_cri_socket(&[DEFAULT_CRI_SOCKET.to_string(), crio]).expect_err("two");
-        assert!(err.ends_with("unix:///var/run/containerd/containerd.sock, unix:///var/run/crio/crio.sock"));
+        assert!(
+            err.to_string()
+                .ends_with("unix:///var/run/containerd/containerd.sock, unix:///var/run/crio/crio.sock")
+        );
     }
 }

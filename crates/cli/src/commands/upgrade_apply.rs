@@ -65,8 +65,7 @@ pub(crate) fn run(inv: &Invocation<'_>, _: &mut Output) -> Result<(), CommandErr
         etcd: &etcd,
         keygen: &*keygen,
         server_version: Box::new(move || {
-            let client = kubeadm_host::cluster::KubeCluster::from_kubeconfig(&version_kubeconfig)
-                .map_err(|e| e.to_string())?;
+            let client = kubeadm_host::cluster::KubeCluster::from_kubeconfig(&version_kubeconfig)?;
             Ok(Box::new(move || client.server_version()) as ServerVersion<'_>)
         }),
         manifest_facts: &crate::setup::manifest_host_facts,

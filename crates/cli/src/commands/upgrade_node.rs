@@ -112,7 +112,7 @@ fn context(inv: &Invocation<'_>) -> Result<NodeData, CommandError> {
             crate::setup::env_var(kubeadm_phases::upgrade::staticpods::UPGRADE_MANIFEST_TIMEOUT_ENV)
                 .as_deref(),
         )
-        .map_err(|reason| BadInput::Timeout { reason })?,
+        .map_err(BadInput::Timeout)?,
     };
     Ok(NodeData {
         cfg,

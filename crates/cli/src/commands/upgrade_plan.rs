@@ -144,7 +144,7 @@ pub(crate) fn run(inv: &Invocation<'_>, _: &mut Output) -> Result<(), CommandErr
         })?;
 
     let states = component_config_states(&cluster, &RealFs, &f.string("config"), &rep)
-        .map_err(|reason| UpgradePlanError::ComponentConfigs { reason })?;
+        .map_err(UpgradePlanError::ComponentConfigs)?;
     if upgrades.is_empty() {
         return Ok(());
     }

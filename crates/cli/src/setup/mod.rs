@@ -152,7 +152,7 @@ pub(crate) fn cluster_access(path: PathBuf) -> kubeadm_phases::ClusterAccess {
         Box::new(|p| {
             kubeadm_host::cluster::KubeCluster::from_kubeconfig(p)
                 .map(|c| Box::new(c) as Box<dyn kubeadm_effects::cluster::Cluster>)
-                .map_err(|e| e.to_string())
+                .map_err(kubeadm_phases::SuppliedError::from)
         }),
     )
 }
@@ -163,7 +163,7 @@ pub(crate) fn etcd_connector() -> kubeadm_phases::etcd_cluster::EtcdConnector {
     Box::new(|endpoints, tls| {
         kubeadm_host::etcd::EtcdClient::connect(endpoints, &tls.ca, &tls.cert, &tls.key)
             .map(|c| Box::new(c) as Box<dyn kubeadm_effects::etcd::Etcd>)
-            .map_err(|e| e.to_string())
+            .map_err(kubeadm_phases::SuppliedError::from)
     })
 }
 

@@ -13,22 +13,27 @@ use super::version::SemanticVersion;
 use crate::images::{COREDNS_VERSION, etcd_version_for};
 
 /// Where the versions of a plan come from (upstream's `VersionGetter`, plus the etcd and DNS
-/// lookups `GetAvailableUpgrades` makes itself). Errors are complete messages.
+/// lookups `GetAvailableUpgrades` makes itself). Errors display as complete messages.
 pub trait VersionGetter {
+    /// Why a version could not be had; its Display is upstream's complete message.
+    type Error: std::fmt::Display;
     /// The API server's version string (`v1.25.16`).
-    fn cluster_version(&mut self) -> Result<String, String>;
+    fn cluster_version(&mut self) -> Result<String, Self::Error>;
     /// This kubeadm's version.
     fn kubeadm_version(&mut self) -> String;
     /// The version a release label (`stable`, `stable-1.25`, `latest`) names, with warnings
     /// upstream logs while resolving it; `description` names it in errors.
-    fn version_from_label(&mut self, label: &str, description: &str)
-    -> Result<(String, Vec<String>), String>;
+    fn version_from_label(
+        &mut self,
+        label: &str,
+        description: &str,
+    ) -> Result<(String, Vec<String>), Self::Error>;
     /// How many Nodes run each kubelet version.
-    fn kubelet_versions(&mut self) -> Result<BTreeMap<String, u16>, String>;
+    fn kubelet_versions(&mut self) -> Result<BTreeMap<String, u16>, Self::Error>;
     /// The tag of the local etcd's image, from its static Pod manifest.
-    fn etcd_version(&mut self) -> Result<String, String>;
+    fn etcd_version(&mut self) -> Result<String, Self::Error>;
     /// The tag of the DNS addon's image, empty when there is no DNS Deployment.
-    fn dns_version(&mut self) -> Result<String, String>;
+    fn dns_version(&mut self) -> Result<String, Self::Error>;
 }
 
 /// A message upstream prints while computing the plan.
@@ -98,10 +103,15 @@ pub struct PlanOptions {
 #[error("{0}")]
 pub struct PlanError(pub String);
 
+/// A getter's error as the plan's: its complete message.
+fn getter_error(e: impl std::fmt::Display) -> PlanError {
+    PlanError(e.to_string())
+}
+
 /// Upstream's `OfflineVersionGetter`: with a target version (the positional argument), every label
 /// names it; without, the getter resolves the label.
-fn label_version(
-    getter: &mut dyn VersionGetter,
+fn label_version<G: VersionGetter + ?Sized>(
+    getter: &mut G,
     target: Option<&str>,
     label: &str,
     description: &str,
@@ -114,7 +124,9 @@ fn label_version(
             Ok((t.to_string(), v))
         }
         None => {
-            let (text, warnings) = getter.version_from_label(label, description).map_err(PlanError)?;
+            let (text, warnings) = getter
+                .version_from_label(label, description)
+                .map_err(getter_error)?;
             for w in warnings {
                 sink(Message::Warning(w));
             }
@@ -159,8 +171,8 @@ fn after(kube: &str, kubeadm: &str, external_etcd: bool, sink: &mut dyn FnMut(Me
 
 /// Upstream's `GetAvailableUpgrades`: the upgrades on offer, in upstream's order, with the
 /// messages it prints on the way. `target` is the positional version argument.
-pub fn available_upgrades(
-    getter: &mut dyn VersionGetter,
+pub fn available_upgrades<G: VersionGetter + ?Sized>(
+    getter: &mut G,
     target: Option<&str>,
     options: PlanOptions,
     sink: &mut dyn FnMut(Message),
@@ -168,7 +180,7 @@ pub fn available_upgrades(
     sink(Message::Print(
         "[upgrade] Fetching available versions to upgrade to\n".into(),
     ));
-    let cluster_str = getter.cluster_version().map_err(PlanError)?;
+    let cluster_str = getter.cluster_version().map_err(getter_error)?;
     let cluster = SemanticVersion::parse(&cluster_str)
         .map_err(|e| PlanError(format!("Couldn't parse cluster version: {e}")))?;
     sink(Message::Print(format!(
@@ -198,13 +210,13 @@ pub fn available_upgrades(
         }
     };
 
-    let kubelet_versions = getter.kubelet_versions().map_err(PlanError)?;
+    let kubelet_versions = getter.kubelet_versions().map_err(getter_error)?;
     let etcd_version = if options.external_etcd {
         String::new()
     } else {
-        getter.etcd_version().map_err(PlanError)?
+        getter.etcd_version().map_err(getter_error)?
     };
-    let dns_version = getter.dns_version().map_err(PlanError)?;
+    let dns_version = getter.dns_version().map_err(getter_error)?;
     let before = ClusterState {
         kube_version: cluster_str.clone(),
         dns_version,

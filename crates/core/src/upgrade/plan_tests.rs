@@ -18,13 +18,14 @@ struct Fake {
 }
 
 impl VersionGetter for Fake {
-    fn cluster_version(&mut self) -> Result<String, String> {
+    type Error = std::convert::Infallible;
+    fn cluster_version(&mut self) -> Result<String, Self::Error> {
         Ok(self.cluster.into())
     }
     fn kubeadm_version(&mut self) -> String {
         self.kubeadm.into()
     }
-    fn version_from_label(&mut self, label: &str, _: &str) -> Result<(String, Vec<String>), String> {
+    fn version_from_label(&mut self, label: &str, _: &str) -> Result<(String, Vec<String>), Self::Error> {
         self.labels_asked.push(label.to_string());
         let v = match label {
             "stable" => self.stable,
@@ -34,13 +35,13 @@ impl VersionGetter for Fake {
         };
         Ok((v.into(), Vec::new()))
     }
-    fn kubelet_versions(&mut self) -> Result<BTreeMap<String, u16>, String> {
+    fn kubelet_versions(&mut self) -> Result<BTreeMap<String, u16>, Self::Error> {
         Ok(BTreeMap::from([(self.kubelet.to_string(), 1)]))
     }
-    fn etcd_version(&mut self) -> Result<String, String> {
+    fn etcd_version(&mut self) -> Result<String, Self::Error> {
         Ok(CURRENT_ETCD.into())
     }
-    fn dns_version(&mut self) -> Result<String, String> {
+    fn dns_version(&mut self) -> Result<String, Self::Error> {
         Ok(CURRENT_DNS.into())
     }
 }

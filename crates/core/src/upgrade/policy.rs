@@ -43,19 +43,20 @@ pub fn format_errors(errors: &[String]) -> String {
 
 /// Upstream's `EnforceVersionPolicies`: `None` when the target is fine. `print` gets the lines it
 /// prints on the way (the cluster's and kubeadm's versions).
-pub fn enforce_version_policies(
-    getter: &mut dyn VersionGetter,
+pub fn enforce_version_policies<G: VersionGetter + ?Sized>(
+    getter: &mut G,
     target_text: &str,
     target: &SemanticVersion,
     flags: PolicyFlags,
     print: &mut dyn FnMut(&str),
 ) -> Option<SkewErrors> {
     let mut errs = SkewErrors::default();
-    let cluster = getter.cluster_version().and_then(|text| {
-        SemanticVersion::parse(&text)
+    let cluster = match getter.cluster_version() {
+        Ok(text) => SemanticVersion::parse(&text)
             .map(|v| (text, v))
-            .map_err(|e| format!("Couldn't parse cluster version: {e}"))
-    });
+            .map_err(|e| format!("Couldn't parse cluster version: {e}")),
+        Err(e) => Err(e.to_string()),
+    };
     let (cluster_text, cluster) = match cluster {
         Ok(found) => found,
         Err(e) => {
@@ -196,22 +197,23 @@ mod tests {
     }
 
     impl VersionGetter for Versions {
-        fn cluster_version(&mut self) -> Result<String, String> {
+        type Error = std::convert::Infallible;
+        fn cluster_version(&mut self) -> Result<String, Self::Error> {
             Ok(self.cluster.into())
         }
         fn kubeadm_version(&mut self) -> String {
             self.kubeadm.into()
         }
-        fn version_from_label(&mut self, _: &str, _: &str) -> Result<(String, Vec<String>), String> {
+        fn version_from_label(&mut self, _: &str, _: &str) -> Result<(String, Vec<String>), Self::Error> {
             unreachable!("the policy resolves no label")
         }
-        fn kubelet_versions(&mut self) -> Result<BTreeMap<String, u16>, String> {
+        fn kubelet_versions(&mut self) -> Result<BTreeMap<String, u16>, Self::Error> {
             Ok(self.kubelets.iter().map(|k| (k.to_string(), 1)).collect())
         }
-        fn etcd_version(&mut self) -> Result<String, String> {
+        fn etcd_version(&mut self) -> Result<String, Self::Error> {
             unreachable!()
         }
-        fn dns_version(&mut self) -> Result<String, String> {
+        fn dns_version(&mut self) -> Result<String, Self::Error> {
             unreachable!()
         }
     }

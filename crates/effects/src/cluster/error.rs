@@ -103,12 +103,6 @@ pub enum ClusterError {
         #[source]
         last: Option<Box<ClusterError>>,
     },
-    /// A ConfigMap mutator refused the object it was given.
-    #[error("unable to mutate ConfigMap: {message}")]
-    Mutate {
-        /// The mutator's message.
-        message: String,
-    },
     /// An error wrapped with what was being done, as upstream's `errors.Wrap`.
     #[error("{context}: {source}")]
     Context {

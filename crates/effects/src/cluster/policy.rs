@@ -166,7 +166,7 @@ pub(super) fn mutate_config_map<C: Cluster + ?Sized>(
     cluster: &C,
     namespace: &str,
     name: &str,
-    mutate: &mut dyn FnMut(&mut Value) -> Result<(), String>,
+    mutate: &mut dyn FnMut(&mut Value),
 ) -> Result<(), ClusterError> {
     let resource = Resource::config_maps();
     Poll::immediate(API_CALL_RETRY_INTERVAL, API_CALL_WITH_WRITE_TIMEOUT).run(cluster, || {
@@ -174,9 +174,7 @@ pub(super) fn mutate_config_map<C: Cluster + ?Sized>(
             Ok(cm) => cm,
             Err(e) => return Attempt::Retry(Some(e)),
         };
-        if let Err(message) = mutate(&mut config_map) {
-            return Attempt::Retry(Some(ClusterError::Mutate { message }));
-        }
+        mutate(&mut config_map);
         cluster.update(&resource, &config_map).map(|_| ()).into()
     })
 }
@@ -184,7 +182,7 @@ pub(super) fn mutate_config_map<C: Cluster + ?Sized>(
 pub(super) fn create_or_mutate_config_map<C: Cluster + ?Sized>(
     cluster: &C,
     object: &Value,
-    mutate: &mut dyn FnMut(&mut Value) -> Result<(), String>,
+    mutate: &mut dyn FnMut(&mut Value),
 ) -> Result<(), ClusterError> {
     let resource = Resource::config_maps();
     let (namespace, name) = object_key(object);

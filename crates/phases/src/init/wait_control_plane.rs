@@ -72,8 +72,10 @@ pub(crate) fn run(data: &mut InitData) -> Result<(), PhaseError> {
             Ok(())
         }
         Err(e) => {
-            data.reporter
-                .out(&failure_text(&e, &data.cfg.init.node_registration.cri_socket));
+            data.reporter.out(&failure_text(
+                &e.to_string(),
+                &data.cfg.init.node_registration.cri_socket,
+            ));
             data.reporter.out(&diagnosis(data, client));
             Err(WaitError::Timeout.into())
         }
@@ -92,7 +94,7 @@ fn wait_for_kubelet_and_api(
     data: &InitData,
     client: &dyn kubeadm_effects::cluster::Cluster,
     timeout: Duration,
-) -> Result<Duration, String> {
+) -> Result<Duration, BesideKubelet<ClusterError>> {
     let mut delay = Duration::from_millis(50);
     let mut last = None;
     let waited =
@@ -114,10 +116,7 @@ fn wait_for_kubelet_and_api(
             Step::Again(pause)
         });
     data.reporter.progress_end();
-    waited.map_err(|e| match e {
-        BesideKubelet::Wait(e) => e.to_string(),
-        BesideKubelet::Kubelet(e) => e.to_string(),
-    })
+    waited
 }
 
 /// Upstream's `kubeletFailTempl`, filled in.

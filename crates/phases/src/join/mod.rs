@@ -18,7 +18,9 @@ pub use control_plane_join::JoinEtcdError;
 pub use control_plane_prepare::DownloadError;
 pub use data::{ClientSource, ControlPlaneContext, ControlPlaneContextError, JoinConnector, JoinData};
 pub use kubelet_start::KubeletStartError;
-pub use preflight::{NotReadyForControlPlane, ready_for_additional_control_plane};
+pub use preflight::{
+    NotReadyForControlPlane, NotReadyReason, SharedCertError, ready_for_additional_control_plane,
+};
 
 use kubeadm_workflow::Workflow;
 

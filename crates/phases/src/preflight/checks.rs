@@ -125,15 +125,14 @@ pub(super) fn evaluate(check: &Check, host: &dyn HostProbe, runtime: &dyn Runtim
         Check::Crictl => pass(),
         Check::HttpProxy { proto, host: target } => {
             match proxy::host_check(&host.proxy_env(), proto, target) {
-                Ok(None) => pass(),
-                Ok(Some(msg)) => warn(msg),
-                Err(e) => fail(e),
+                None => pass(),
+                Some(msg) => warn(msg),
             }
         }
         Check::HttpProxyCidr { proto, cidr } => match proxy::cidr_check(&host.proxy_env(), proto, cidr) {
             Ok(None) => pass(),
             Ok(Some(msg)) => warn(msg),
-            Err(e) => fail(e),
+            Err(e) => fail(e.to_string()),
         },
         Check::Cri => match runtime.is_running() {
             Ok(()) => pass(),
@@ -187,8 +186,24 @@ pub(super) fn evaluate(check: &Check, host: &dyn HostProbe, runtime: &dyn Runtim
     }
 }
 
-fn semver(s: &str) -> Result<Semver, String> {
-    Semver::parse(s).ok_or_else(|| format!("could not parse {s:?} as version"))
+/// A version that does not parse, in upstream's words.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("could not parse {0:?} as version")]
+struct VersionParseError(String);
+
+/// Why `kubelet --version` output gives no version.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum KubeletVersionError {
+    /// The output is not `Kubernetes v<version>`.
+    #[error("Unable to parse output from Kubelet: {0:?}")]
+    Output(String),
+    /// The version does not parse.
+    #[error(transparent)]
+    Version(VersionParseError),
+}
+
+fn semver(s: &str) -> Result<Semver, VersionParseError> {
+    Semver::parse(s).ok_or_else(|| VersionParseError(s.to_string()))
 }
 
 fn kubernetes_version_check(kubeadm: &str, kubernetes: &str) -> Findings {
@@ -215,7 +230,7 @@ fn kubernetes_version_check(kubeadm: &str, kubernetes: &str) -> Findings {
 }
 
 /// The version in `kubelet --version` output, as upstream's `GetKubeletVersion` extracts it.
-fn parse_kubelet_version(output: &str) -> Result<Semver, String> {
+fn parse_kubelet_version(output: &str) -> Result<Semver, KubeletVersionError> {
     let clean = output.trim();
     let parsed = clean.strip_prefix("Kubernetes v").filter(|rest| {
         // `(\d+)\.(\d+)\.(\d+)([-0-9a-zA-Z_.+]*)` with no leading zeros, then only spaces: one match.
@@ -235,19 +250,22 @@ fn parse_kubelet_version(output: &str) -> Result<Semver, String> {
                 .all(|x| x.is_ascii_alphanumeric() || matches!(x, b'-' | b'_' | b'.' | b'+'))
     });
     match parsed {
-        Some(v) => semver(v),
-        None => Err(format!("Unable to parse output from Kubelet: {clean:?}")),
+        Some(v) => semver(v).map_err(KubeletVersionError::Version),
+        None => Err(KubeletVersionError::Output(clean.to_string())),
     }
 }
 
 fn kubelet_version_check(host: &dyn HostProbe, kubernetes: &str) -> Findings {
-    let kubelet = match host
-        .kubelet_version_output()
-        .map_err(|e| format!("cannot execute 'kubelet --version': {e}"))
-        .and_then(|out| parse_kubelet_version(&out))
-    {
-        Ok(v) => v,
-        Err(e) => return fail(format!("couldn't get kubelet version: {e}")),
+    let kubelet = match host.kubelet_version_output() {
+        Ok(out) => match parse_kubelet_version(&out) {
+            Ok(v) => v,
+            Err(e) => return fail(format!("couldn't get kubelet version: {e}")),
+        },
+        Err(e) => {
+            return fail(format!(
+                "couldn't get kubelet version: cannot execute 'kubelet --version': {e}"
+            ));
+        }
     };
     if kubelet.less_than(MINIMUM_KUBELET_VERSION) {
         return fail(format!(
@@ -368,7 +386,7 @@ mod tests {
             Ok("1.26.0-alpha.1".to_string())
         );
         assert_eq!(
-            parse_kubelet_version("Kubernetes v01.25.0"),
+            parse_kubelet_version("Kubernetes v01.25.0").map_err(|e| e.to_string()),
             Err("Unable to parse output from Kubelet: \"Kubernetes v01.25.0\"".to_string())
         );
         assert!(parse_kubelet_version("kubelet 1.25").is_err());

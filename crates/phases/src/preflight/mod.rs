@@ -31,7 +31,7 @@ use kubeadm_effects::host_probe::HostProbe;
 use kubeadm_effects::report::Reporter;
 
 pub use join::{join_node_checks, run_join_preflight};
-pub use proxy::{first_ip, proxy_for};
+pub use proxy::{FirstIpError, first_ip, proxy_for};
 
 /// `ControlPlaneNumCPU`.
 pub const CONTROL_PLANE_NUM_CPU: usize = 2;

@@ -143,27 +143,38 @@ fn default_port(scheme: &str) -> &'static str {
 }
 
 /// The `HTTPProxy` check: a warning text when `proto://host` goes through a proxy.
-pub(super) fn host_check(env: &ProxyEnv, proto: &str, host: &str) -> Result<Option<String>, String> {
+pub(super) fn host_check(env: &ProxyEnv, proto: &str, host: &str) -> Option<String> {
     let v6 = host.parse::<IpAddr>().is_ok_and(|ip| ip.is_ipv6());
     let (url, port) = if v6 {
         (format!("{proto}://[{host}]:1234"), "1234")
     } else {
         (format!("{proto}://{host}"), default_port(proto))
     };
-    Ok(proxy_for(env, proto, host, port).map(|proxy| {
+    proxy_for(env, proto, host, port).map(|proxy| {
         format!(
             "Connection to \"{url}\" uses proxy \"{proxy}\". If that is not intended, adjust your proxy settings"
         )
-    }))
+    })
+}
+
+/// Why a CIDR has no first address, in upstream's words.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FirstIpError {
+    /// The CIDR does not parse.
+    #[error("error parsing CIDR {0:?}: invalid CIDR address: {0}")]
+    Parse(String),
+    /// The subnet has no address after its network address.
+    #[error(
+        "unable to get first IP address from the given CIDR ({0}): can't generate IP with index 1 from subnet. subnet too small. subnet: \"{0}\""
+    )]
+    TooSmall(String),
 }
 
 /// The address upstream tests for a CIDR: its first address after the network address (index 1), or
-/// upstream's error text.
-pub fn first_ip(cidr_text: &str) -> Result<IpAddr, String> {
+/// upstream's error.
+pub fn first_ip(cidr_text: &str) -> Result<IpAddr, FirstIpError> {
     let Some(cidr) = parse_cidr(cidr_text) else {
-        return Err(format!(
-            "error parsing CIDR {cidr_text:?}: invalid CIDR address: {cidr_text}"
-        ));
+        return Err(FirstIpError::Parse(cidr_text.to_string()));
     };
     let network = cidr.network();
     let next = match network {
@@ -176,14 +187,12 @@ pub fn first_ip(cidr_text: &str) -> Result<IpAddr, String> {
     };
     match next {
         Some(ip) if cidr_contains((cidr.ip, cidr.prefix), ip) => Ok(ip),
-        _ => Err(format!(
-            "unable to get first IP address from the given CIDR ({cidr}): can't generate IP with index 1 from subnet. subnet too small. subnet: \"{cidr}\""
-        )),
+        _ => Err(FirstIpError::TooSmall(cidr.to_string())),
     }
 }
 
 /// The `HTTPProxyCIDR` check: a warning text when the CIDR's first address goes through a proxy.
-pub(super) fn cidr_check(env: &ProxyEnv, proto: &str, cidr: &str) -> Result<Option<String>, String> {
+pub(super) fn cidr_check(env: &ProxyEnv, proto: &str, cidr: &str) -> Result<Option<String>, FirstIpError> {
     if cidr.is_empty() {
         return Ok(None);
     }

@@ -75,7 +75,7 @@ pub type ServerVersion<'a> = Box<dyn Fn() -> Result<Value, ClusterError> + 'a>;
 
 /// Opens the client that asks the version: the real server's, in a dry run too (upstream fakes it
 /// into its dry-run client). Opened where the version policy first needs it.
-pub type OpenServerVersion<'a> = Box<dyn FnOnce() -> Result<ServerVersion<'a>, String> + 'a>;
+pub type OpenServerVersion<'a> = Box<dyn FnOnce() -> Result<ServerVersion<'a>, crate::SuppliedError> + 'a>;
 
 /// What `upgrade apply` works on and through.
 pub struct Apply<'a> {
@@ -220,7 +220,7 @@ impl Apply<'_> {
         rep.out(&format!(
             "[upgrade/version] You have chosen to change the cluster version to {version:?}\n"
         ));
-        let version_client = server_version().map_err(|reason| UpgradeError::ServerVersion { reason })?;
+        let version_client = server_version().map_err(UpgradeError::ServerVersion)?;
         let server_version = || {
             if dry_run {
                 rep.out("[dryrun] Would perform action GET on resource \"version\" in API group \"core/\"\n");
@@ -286,8 +286,7 @@ impl Apply<'_> {
             now(),
         );
         let facts = manifest_facts(external_ca);
-        let timeout =
-            manifest_timeout(timeout_value.as_deref()).map_err(|reason| UpgradeError::Timeout { reason })?;
+        let timeout = manifest_timeout(timeout_value.as_deref()).map_err(UpgradeError::Timeout)?;
         rep.out(&format!(
             "[upgrade/apply] Upgrading your Static Pod-hosted control plane to version {version:?} (timeout: {})...\n",
             timeout_text(timeout)
@@ -321,7 +320,7 @@ impl Apply<'_> {
         let _ = kubeadm_core::manifests::record_authorization_mode(&mut cfg.cluster);
 
         rep.out(&old_taint_message());
-        remove_old_control_plane_taint(cluster).map_err(|reason| UpgradeError::Taint { reason })?;
+        remove_old_control_plane_taint(cluster).map_err(UpgradeError::Taint)?;
 
         // A dry run writes the kubelet's configuration to a temporary folder (in the dry-run
         // overlay here) and prints it as if in its real place.
@@ -342,7 +341,7 @@ impl Apply<'_> {
             reporter: rep,
         }
         .run()
-        .map_err(|reason| UpgradeError::PostUpgrade { reason })?;
+        .map_err(UpgradeError::PostUpgrade)?;
 
         if dry_run {
             // Upstream's line has a no-break space after the prefix.

@@ -145,7 +145,7 @@ pub fn load_config(
             }
             if path.is_empty() {
                 mutate_image_repository(&mut cfg, cluster, printer.rep)
-                    .map_err(|reason| fatal(ConfigFailure::ImageRepository { reason }))?;
+                    .map_err(|e| fatal(ConfigFailure::ImageRepository(e)))?;
             }
             Ok((cfg, false))
         }
@@ -160,13 +160,17 @@ pub fn load_config(
             );
             Err(fatal(ConfigFailure::NoConfigMap))
         }
-        Err(FetchConfigError::ConfigMap(e)) => {
-            let reason = go_transport_error(&e).unwrap_or_else(|| e.to_string());
-            Err(fatal(ConfigFailure::ConfigMap { reason }))
-        }
+        Err(FetchConfigError::ConfigMap(e)) => Err(fatal(ConfigFailure::ConfigMap(e))),
         Err(e) => Err(fatal(e.into())),
     }
 }
+
+/// The `kubeadm-config` ConfigMap could not be written with the moved image repository.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "could not mutate the ClusterConfiguration.ImageRepository field in the kube-system/kubeadm-config ConfigMap: {0}"
+)]
+pub struct ImageRepositoryError(#[source] pub ClusterError);
 
 /// Upstream's `MutateImageRepository` (1.25 only): a configuration naming the legacy registry is
 /// moved to its successor, in memory and in the `kubeadm-config` ConfigMap (with its RBAC, as
@@ -175,7 +179,7 @@ pub fn mutate_image_repository(
     cfg: &mut InitConfig,
     cluster: &dyn Cluster,
     rep: &dyn Reporter,
-) -> Result<(), String> {
+) -> Result<(), ImageRepositoryError> {
     use kubeadm_core::cluster::upload_config as upload;
     if cfg.cluster.image_repository != "k8s.gcr.io" {
         return Ok(());
@@ -192,17 +196,12 @@ pub fn mutate_image_repository(
         upload::KUBEADM_CONFIG_CONFIG_MAP,
         "kube-system"
     ));
-    let failed = |e: ClusterError| {
-        format!(
-            "could not mutate the ClusterConfiguration.ImageRepository field in the kube-system/kubeadm-config ConfigMap: {e}"
-        )
-    };
+    let failed = ImageRepositoryError;
     let cm = upload::kubeadm_config_map(&cfg.cluster, &cfg.resolved);
     let value = cm["data"][upload::CLUSTER_CONFIGURATION_KEY].clone();
     cluster
         .create_or_mutate_config_map(&cm, &mut |existing| {
             existing["data"][upload::CLUSTER_CONFIGURATION_KEY] = value.clone();
-            Ok(())
         })
         .map_err(failed)?;
     for obj in upload::kubeadm_config_rbac() {
@@ -219,7 +218,7 @@ pub fn mutate_image_repository(
 
 /// client-go's wording of a GET that found no server listening:
 /// `Get "<url>?timeout=10s": dial tcp <host:port>: connect: connection refused`.
-fn go_transport_error(e: &ClusterError) -> Option<String> {
+pub(crate) fn go_transport_error(e: &ClusterError) -> Option<String> {
     let ClusterError::Unavailable { message, .. } = e else {
         return None;
     };
@@ -321,6 +320,17 @@ pub fn root_check(host: &dyn HostProbe, ignore: &IgnoreSet, rep: &dyn Reporter) 
     collect_findings([("IsPrivilegedUser", error)], ignore, rep).map_err(UpgradeError::from)
 }
 
+/// Why the CoreDNS state the migration checks look at could not be read.
+#[derive(Debug, thiserror::Error)]
+enum CoreDnsStateError {
+    /// The CoreDNS ConfigMap could not be read.
+    #[error(transparent)]
+    ConfigMap(kubeadm_effects::cluster::ClusterError),
+    /// The deployed CoreDNS version could not be read.
+    #[error(transparent)]
+    Version(crate::upgrade::versions::DnsVersionError),
+}
+
 /// Upstream's `RunCoreDNSMigrationCheck`: can the deployed CoreDNS be migrated?
 pub fn coredns_checks(
     cluster: &dyn Cluster,
@@ -331,13 +341,15 @@ pub fn coredns_checks(
     // Each check reads the ConfigMap and the Deployment itself, as upstream's do.
     let state = || match cluster.get(&Resource::config_maps(), "kube-system", "coredns") {
         Err(e) if e.is_not_found() => Ok(CoreDnsState::Absent),
-        Err(e) => Err(e.to_string()),
+        Err(e) => Err(CoreDnsStateError::ConfigMap(e)),
         Ok(cm) if cm.pointer("/data/Corefile").is_none() => Ok(CoreDnsState::NoCorefile),
-        Ok(_) => dns_version(cluster).map(|version| CoreDnsState::Deployed { version }),
+        Ok(_) => dns_version(cluster)
+            .map(|version| CoreDnsState::Deployed { version })
+            .map_err(CoreDnsStateError::Version),
     };
-    let check = |state: Result<CoreDnsState, String>| match state {
+    let check = |state: Result<CoreDnsState, CoreDnsStateError>| match state {
         Ok(state) => coredns_checks(&state, kubeadm_core::images::COREDNS_VERSION),
-        Err(e) => (Some(e.clone()), Some(e)),
+        Err(e) => (Some(e.to_string()), Some(e.to_string())),
     };
     let unsupported = check(state()).0;
     let migration = check(state()).1;

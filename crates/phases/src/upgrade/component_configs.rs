@@ -28,6 +28,36 @@ const COMPONENT_CONFIGS: [(&str, &str, &str, &str); 2] = [
     ("kubelet.config.k8s.io", "v1beta1", "kubelet-config", "kubelet"),
 ];
 
+/// Why the component configs' states could not be read, in upstream's words.
+#[derive(Debug, thiserror::Error)]
+pub enum ComponentConfigError {
+    /// A component config's ConfigMap could not be read.
+    #[error(transparent)]
+    ConfigMap(ClusterError),
+    /// The ConfigMap lacks its key.
+    #[error("unexpected error when reading {name} ConfigMap: {key} key value pair missing")]
+    MissingKey {
+        /// The ConfigMap.
+        name: &'static str,
+        /// The key.
+        key: &'static str,
+    },
+    /// The ConfigMap's or the file's YAML does not parse.
+    #[error(transparent)]
+    Parse(kubeadm_yaml::ParseError),
+    /// `--config` could not be read.
+    #[error(
+        "unable to read config file {path:?}: {}",
+        kubeadm_api::gofmt::io_error(source)
+    )]
+    ReadFile {
+        /// The file.
+        path: String,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
 /// Upstream's `componentconfigs.GetVersionStates` without a `--config` of component configs:
 /// a config found in its ConfigMap at the supported version is fine; one at another version needs
 /// a manual upgrade unless kubeadm generated it (its hash annotation matches); a generated one at
@@ -38,7 +68,7 @@ pub fn component_config_states(
     fs: &dyn Fs,
     config_path: &str,
     rep: &dyn Reporter,
-) -> Result<Vec<ConfigVersionState>, String> {
+) -> Result<Vec<ConfigVersionState>, ComponentConfigError> {
     let mut states = Vec::new();
     for (group, version, name, key) in COMPONENT_CONFIGS {
         let state = |current: &str, manual_upgrade: bool| ConfigVersionState {
@@ -57,14 +87,12 @@ pub fn component_config_states(
                 states.push(state("", false));
                 continue;
             }
-            Err(e) => return Err(e.to_string()),
+            Err(e) => return Err(ComponentConfigError::ConfigMap(e)),
         };
         let Some(text) = cm.pointer(&format!("/data/{key}")).and_then(Value::as_str) else {
-            return Err(format!(
-                "unexpected error when reading {name} ConfigMap: {key} key value pair missing"
-            ));
+            return Err(ComponentConfigError::MissingKey { name, key });
         };
-        let docs = kubeadm_yaml::parse_documents(text).map_err(|e| e.to_string())?;
+        let docs = kubeadm_yaml::parse_documents(text).map_err(ComponentConfigError::Parse)?;
         let found = docs.iter().find_map(|d| {
             let api_version = d.value.get("apiVersion").and_then(Value::as_str)?;
             let (g, v) = api_version.split_once('/')?;
@@ -83,14 +111,14 @@ pub fn component_config_states(
     }
     // A config of the group in the `--config` file is the user's and wins over the cluster's.
     if !config_path.is_empty() {
-        let bytes = fs.read(std::path::Path::new(config_path)).map_err(|e| {
-            format!(
-                "unable to read config file {config_path:?}: {}",
-                kubeadm_api::gofmt::io_error(&e)
-            )
-        })?;
+        let bytes =
+            fs.read(std::path::Path::new(config_path))
+                .map_err(|source| ComponentConfigError::ReadFile {
+                    path: config_path.to_string(),
+                    source,
+                })?;
         let text = String::from_utf8_lossy(&bytes);
-        let docs = kubeadm_yaml::parse_documents(&text).map_err(|e| e.to_string())?;
+        let docs = kubeadm_yaml::parse_documents(&text).map_err(ComponentConfigError::Parse)?;
         for (state, (group, version, _, _)) in states.iter_mut().zip(COMPONENT_CONFIGS) {
             let in_file = docs.iter().find_map(|d| {
                 let (g, v) = d

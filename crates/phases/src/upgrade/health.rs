@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use kubeadm_effects::cluster::{Cluster, ListOptions, Propagation, Resource};
+use kubeadm_effects::cluster::{Cluster, ClusterError, ListOptions, Propagation, Resource};
 use kubeadm_effects::host_probe::{HostProbe, PathKind};
 use kubeadm_effects::report::Reporter;
 
@@ -29,8 +29,36 @@ fn jobs() -> Resource {
     Resource::new("batch", "v1", "jobs")
 }
 
-/// One health check: `Err` holds its message.
-type HealthCheck<'a> = Box<dyn Fn() -> Result<(), String> + 'a>;
+/// Why a health check failed, in upstream's words.
+#[derive(Debug, thiserror::Error)]
+pub enum HealthError {
+    /// The health-check Job could not be deleted.
+    #[error("could not delete Job {job:?} in the namespace {namespace:?}: {source}", job = JOB_NAME, namespace = NAMESPACE)]
+    DeleteJob {
+        /// Why.
+        source: ClusterError,
+    },
+    /// The control-plane Nodes could not be listed.
+    #[error("could not list nodes labeled with {label:?}: {source}", label = CONTROL_PLANE_LABEL)]
+    ListNodes {
+        /// Why.
+        source: ClusterError,
+    },
+    /// Control-plane Nodes are not Ready.
+    #[error("there are NotReady control-planes in the cluster: [{}]", .0.join(" "))]
+    NotReady(Vec<String>),
+    /// Static Pod manifests are missing.
+    #[error(
+        "The control plane seems to be Static Pod-hosted, but some of the manifests don't seem to exist on disk. \
+         This probably means you're running 'kubeadm upgrade' on a remote machine, which is not supported for a \
+         Static Pod-hosted cluster. Manifest files not found: [{}]",
+        .0.join(" ")
+    )]
+    MissingManifests(Vec<String>),
+}
+
+/// One health check: `Err` tells why it failed.
+type HealthCheck<'a> = Box<dyn Fn() -> Result<(), HealthError> + 'a>;
 
 /// Runs the three checks in upstream's order: the warnings of ignored or demoted checks go to
 /// stderr as they come, the errors are returned together.
@@ -69,7 +97,9 @@ pub fn check_cluster_health(
     ];
     // Lazily, so that each check's warning is printed before the next check runs.
     collect_findings(
-        checks.iter().map(|(name, check)| (*name, check().err())),
+        checks
+            .iter()
+            .map(|(name, check)| (*name, check().err().map(|e| e.to_string()))),
         ignore,
         rep,
     )
@@ -119,16 +149,16 @@ fn poll(cluster: &dyn Cluster, mut condition: impl FnMut() -> bool) -> bool {
     }
 }
 
-fn delete_job(cluster: &dyn Cluster) -> Result<(), String> {
+fn delete_job(cluster: &dyn Cluster) -> Result<(), HealthError> {
     cluster
         .delete(&jobs(), NAMESPACE, JOB_NAME, Some(Propagation::Foreground))
-        .map_err(|e| format!("could not delete Job {JOB_NAME:?} in the namespace {NAMESPACE:?}: {e}"))
+        .map_err(|source| HealthError::DeleteJob { source })
 }
 
 /// Upstream's `createJob`: delete a leftover Job, create it, wait for it to complete, delete it.
 /// As upstream, the final deletion decides the result: its deferred delete overwrites the error
 /// of a Job that could not be created or did not complete.
-fn create_job(cluster: &dyn Cluster, pause_image: &str) -> Result<(), String> {
+fn create_job(cluster: &dyn Cluster, pause_image: &str) -> Result<(), HealthError> {
     if cluster.get(&jobs(), NAMESPACE, JOB_NAME).is_ok() {
         delete_job(cluster)?;
     }
@@ -146,7 +176,7 @@ fn create_job(cluster: &dyn Cluster, pause_image: &str) -> Result<(), String> {
 }
 
 /// Upstream's `controlPlaneNodesReady`.
-fn control_plane_nodes_ready(cluster: &dyn Cluster) -> Result<(), String> {
+fn control_plane_nodes_ready(cluster: &dyn Cluster) -> Result<(), HealthError> {
     let nodes = cluster
         .list(
             &Resource::nodes(),
@@ -156,8 +186,8 @@ fn control_plane_nodes_ready(cluster: &dyn Cluster) -> Result<(), String> {
                 ..ListOptions::default()
             },
         )
-        .map_err(|e| format!("could not list nodes labeled with {CONTROL_PLANE_LABEL:?}: {e}"))?;
-    let not_ready: Vec<&str> = nodes
+        .map_err(|source| HealthError::ListNodes { source })?;
+    let not_ready: Vec<String> = nodes
         .iter()
         .filter(|n| {
             n.pointer("/status/conditions")
@@ -172,20 +202,18 @@ fn control_plane_nodes_ready(cluster: &dyn Cluster) -> Result<(), String> {
             n.pointer("/metadata/name")
                 .and_then(Value::as_str)
                 .unwrap_or_default()
+                .to_string()
         })
         .collect();
     if not_ready.is_empty() {
         Ok(())
     } else {
-        Err(format!(
-            "there are NotReady control-planes in the cluster: [{}]",
-            not_ready.join(" ")
-        ))
+        Err(HealthError::NotReady(not_ready))
     }
 }
 
 /// Upstream's `staticPodManifestHealth`.
-fn static_pod_manifests(host: &dyn HostProbe, manifests_dir: &str) -> Result<(), String> {
+fn static_pod_manifests(host: &dyn HostProbe, manifests_dir: &str) -> Result<(), HealthError> {
     let missing: Vec<String> = CONTROL_PLANE_COMPONENTS
         .iter()
         .map(|c| format!("{manifests_dir}/{c}.yaml"))
@@ -194,10 +222,5 @@ fn static_pod_manifests(host: &dyn HostProbe, manifests_dir: &str) -> Result<(),
     if missing.is_empty() {
         return Ok(());
     }
-    Err(format!(
-        "The control plane seems to be Static Pod-hosted, but some of the manifests don't seem to exist on disk. \
-         This probably means you're running 'kubeadm upgrade' on a remote machine, which is not supported for a \
-         Static Pod-hosted cluster. Manifest files not found: [{}]",
-        missing.join(" ")
-    ))
+    Err(HealthError::MissingManifests(missing))
 }

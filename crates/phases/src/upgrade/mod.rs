@@ -46,12 +46,9 @@ pub enum UpgradeError {
     /// The resolved version is not a semantic version.
     #[error("unable to parse normalized version {0:?} as a semantic version")]
     UnparsableVersion(String),
-    /// The upgrade timeout from the environment is not a duration; the parser's words.
-    #[error("{reason}")]
-    Timeout {
-        /// Why.
-        reason: String,
-    },
+    /// The upgrade timeout from the environment is not a duration.
+    #[error(transparent)]
+    Timeout(crate::TimeoutEnvError),
     /// The configuration could not be read or fetched.
     #[error("[upgrade/config] FATAL: {0}")]
     Config(#[source] ConfigFailure),
@@ -84,12 +81,9 @@ pub enum UpgradeError {
         /// Whether `--force` cannot bypass them.
         mandatory: bool,
     },
-    /// No client for the API server's version; the opener's words.
-    #[error("{reason}")]
-    ServerVersion {
-        /// Why.
-        reason: String,
-    },
+    /// No client for the API server's version; the opener's error.
+    #[error("{0}")]
+    ServerVersion(crate::SuppliedError),
     /// The user did not confirm.
     #[error("won't proceed; the user didn't answer (Y|y) in order to continue")]
     Declined,
@@ -102,18 +96,12 @@ pub enum UpgradeError {
     /// The static pods could not be upgraded.
     #[error("[upgrade/apply] FATAL: {0}")]
     StaticPods(#[source] staticpods::StaticPodUpgradeError),
-    /// The old control-plane taint could not be removed; the remover's words.
-    #[error("{reason}")]
-    Taint {
-        /// Why.
-        reason: String,
-    },
-    /// What follows the upgrade failed; its words.
-    #[error("[upgrade/postupgrade] FATAL post-upgrade error: {reason}")]
-    PostUpgrade {
-        /// Why.
-        reason: String,
-    },
+    /// The old control-plane taint could not be removed.
+    #[error(transparent)]
+    Taint(postupgrade::TaintError),
+    /// What follows the upgrade failed.
+    #[error("[upgrade/postupgrade] FATAL post-upgrade error: {0}")]
+    PostUpgrade(#[source] postupgrade::PostUpgradeErrors),
     /// The upgrade plan could not be made.
     #[error(transparent)]
     Plan(#[from] kubeadm_core::upgrade::plan::PlanError),
@@ -134,7 +122,7 @@ impl UpgradeError {
                 | UpgradeError::IgnorePreflightErrors(_)
                 | UpgradeError::FeatureGates(_)
                 | UpgradeError::Version(_)
-                | UpgradeError::Timeout { .. }
+                | UpgradeError::Timeout(_)
         )
     }
 }
@@ -161,21 +149,18 @@ pub enum ConfigFailure {
         "the ConfigMap \"kubeadm-config\" in the kube-system namespace used for getting configuration information was not found"
     )]
     NoConfigMap,
-    /// The ConfigMap could not be read.
-    #[error("failed to get config map: {reason}")]
-    ConfigMap {
-        /// Why, as upstream's client words it.
-        reason: String,
-    },
+    /// The ConfigMap could not be read (a refused connection in client-go's words).
+    #[error(
+        "failed to get config map: {}",
+        common::go_transport_error(.0).unwrap_or_else(|| .0.to_string())
+    )]
+    ConfigMap(#[source] kubeadm_effects::cluster::ClusterError),
     /// The cluster's configuration does not load.
     #[error(transparent)]
     Fetch(#[from] crate::config_from_cluster::FetchConfigError),
-    /// The image repository could not be moved; the mover's words.
-    #[error("{reason}")]
-    ImageRepository {
-        /// Why.
-        reason: String,
-    },
+    /// The image repository could not be moved.
+    #[error(transparent)]
+    ImageRepository(common::ImageRepositoryError),
 }
 
 /// The rule between the sections of `kubeadm upgrade plan`'s text output.

@@ -28,6 +28,91 @@ const NEW_TAINT_TEXT: &str =
 /// The label every kubeadm control-plane node carries.
 const CONTROL_PLANE_LABEL: &str = "node-role.kubernetes.io/control-plane";
 
+/// Why the old control-plane taint could not be removed.
+#[derive(Debug, thiserror::Error)]
+pub enum TaintError {
+    /// The control-plane Nodes could not be listed.
+    #[error("could not list nodes labeled with {label:?}: {source}", label = CONTROL_PLANE_LABEL)]
+    List {
+        /// Why.
+        source: ClusterError,
+    },
+    /// A Node could not be patched.
+    #[error(transparent)]
+    Patch(ClusterError),
+}
+
+/// One post-upgrade task's failure, in upstream's words.
+#[derive(Debug, thiserror::Error)]
+pub enum PostUpgradeError {
+    /// The `kubeadm-config` ConfigMap or its RBAC could not be written.
+    #[error(transparent)]
+    UploadConfig(ClusterError),
+    /// The kubelet's ConfigMap could not be created.
+    #[error("error creating kubelet configuration ConfigMap: {0}")]
+    KubeletConfigMap(#[source] KubeletConfigError),
+    /// The kubelet's `config.yaml` could not be written.
+    #[error("error writing kubelet configuration to file: {0}")]
+    WriteKubeletConfig(#[source] KubeletConfigError),
+    /// The CRI socket annotation could not be uploaded.
+    #[error("error uploading crisocket: {0}")]
+    CriSocket(#[source] ClusterError),
+    /// The bootstrap-token RBAC to get Nodes could not be applied.
+    #[error("error allowing bootstrap tokens to get Nodes: {0}")]
+    AllowGetNodes(#[source] ClusterError),
+    /// The bootstrap-token RBAC to post CSRs could not be applied.
+    #[error("error allowing bootstrap tokens to post CSRs: {0}")]
+    AllowPostCsrs(#[source] ClusterError),
+    /// The auto-approval RBAC of bootstrap-token CSRs could not be applied.
+    #[error("error auto-approving node bootstrap tokens: {0}")]
+    AutoApprove(#[source] ClusterError),
+    /// The certificate-rotation or cluster-info RBAC could not be applied.
+    #[error(transparent)]
+    Rbac(ClusterError),
+    /// CoreDNS or kube-proxy could not be upgraded.
+    #[error(transparent)]
+    Addon(Box<crate::addons::AddonPhaseError>),
+}
+
+/// Why the kubelet's configuration (its ConfigMap or its file) could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum KubeletConfigError {
+    /// The configuration has no kubelet component config.
+    #[error("no kubelet component config found")]
+    Missing,
+    /// The ConfigMap or its RBAC could not be written.
+    #[error(transparent)]
+    Cluster(ClusterError),
+    /// `--patches` could not be applied.
+    #[error("could not apply patches to the KubeletConfiguration: {}", .0.detailed())]
+    Patches(#[source] kubeadm_core::patches::PatchError),
+    /// The file could not be written.
+    #[error("failed to write kubelet configuration to the file {path:?}: {source}")]
+    Write {
+        /// The file.
+        path: String,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
+/// The post-upgrade tasks' failures together (Go's aggregate: one error as itself, several as
+/// `[a, b]`); never empty.
+#[derive(Debug, thiserror::Error)]
+pub struct PostUpgradeErrors(pub Vec<PostUpgradeError>);
+
+impl std::fmt::Display for PostUpgradeErrors {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0.as_slice() {
+            [one] => write!(f, "{one}"),
+            many => {
+                let texts: Vec<String> = many.iter().map(ToString::to_string).collect();
+                write!(f, "[{}]", texts.join(", "))
+            }
+        }
+    }
+}
+
 /// Upstream's message before [`remove_old_control_plane_taint`].
 pub fn old_taint_message() -> String {
     format!(
@@ -37,14 +122,14 @@ pub fn old_taint_message() -> String {
 
 /// Upstream's `RemoveOldControlPlaneTaint`: on every node labelled as a control plane, the
 /// `node-role.kubernetes.io/master:NoSchedule` taint (exactly that one) removed, other taints kept.
-pub fn remove_old_control_plane_taint(cluster: &dyn Cluster) -> Result<(), String> {
+pub fn remove_old_control_plane_taint(cluster: &dyn Cluster) -> Result<(), TaintError> {
     let options = ListOptions {
         label_selector: CONTROL_PLANE_LABEL.to_string(),
         ..ListOptions::default()
     };
     let nodes = cluster
         .list(&Resource::core("nodes"), "", &options)
-        .map_err(|e| format!("could not list nodes labeled with {CONTROL_PLANE_LABEL:?}: {e}"))?;
+        .map_err(|source| TaintError::List { source })?;
     for n in nodes {
         let name = n
             .pointer("/metadata/name")
@@ -66,7 +151,7 @@ pub fn remove_old_control_plane_taint(cluster: &dyn Cluster) -> Result<(), Strin
                 changed["spec"]["taints"] = Value::Array(kept.clone());
                 node::two_way_merge_patch(current, &changed)
             })
-            .map_err(|e| e.to_string())?;
+            .map_err(TaintError::Patch)?;
     }
     Ok(())
 }
@@ -119,20 +204,26 @@ impl PostUpgrade<'_> {
 
     /// Upstream's `PerformPostUpgradeTasks`: every task, then their errors together (Go's
     /// aggregate: one error as itself, several as `[a, b]`).
-    pub fn run(&self) -> Result<(), String> {
+    pub fn run(&self) -> Result<(), PostUpgradeErrors> {
         let c = self.cluster;
-        let mut errors: Vec<String> = Vec::new();
-        let mut keep = |r: Result<(), String>| {
+        let mut errors: Vec<PostUpgradeError> = Vec::new();
+        let mut keep = |r: Result<(), PostUpgradeError>| {
             if let Err(e) = r {
                 errors.push(e);
             }
         };
-        keep(self.upload_kubeadm_config());
+        keep(
+            self.upload_kubeadm_config()
+                .map_err(PostUpgradeError::UploadConfig),
+        );
         keep(
             self.kubelet_config_map()
-                .map_err(|e| format!("error creating kubelet configuration ConfigMap: {e}")),
+                .map_err(PostUpgradeError::KubeletConfigMap),
         );
-        keep(self.write_kubelet_config());
+        keep(
+            self.write_kubelet_config()
+                .map_err(PostUpgradeError::WriteKubeletConfig),
+        );
         let socket = &self.cfg.init.node_registration.cri_socket;
         let name = &self.cfg.init.node_registration.name;
         self.reporter.info(
@@ -146,34 +237,28 @@ impl PostUpgrade<'_> {
                 node::annotate_cri_socket(&mut annotated, socket);
                 node::two_way_merge_patch(current, &annotated)
             })
-            .map_err(|e| format!("error uploading crisocket: {e}")),
+            .map_err(PostUpgradeError::CriSocket),
         );
         self.say("[bootstrap-token] Configured RBAC rules to allow Node Bootstrap tokens to get nodes");
-        keep(
-            apply_all(c, &bootstrap_token::allow_get_nodes())
-                .map_err(|e| format!("error allowing bootstrap tokens to get Nodes: {e}")),
-        );
+        keep(apply_all(c, &bootstrap_token::allow_get_nodes()).map_err(PostUpgradeError::AllowGetNodes));
         self.say("[bootstrap-token] Configured RBAC rules to allow Node Bootstrap tokens to post CSRs in order for nodes to get long term certificate credentials");
-        keep(
-            apply_all(c, &[bootstrap_token::allow_post_csrs()])
-                .map_err(|e| format!("error allowing bootstrap tokens to post CSRs: {e}")),
-        );
+        keep(apply_all(c, &[bootstrap_token::allow_post_csrs()]).map_err(PostUpgradeError::AllowPostCsrs));
         self.say("[bootstrap-token] Configured RBAC rules to allow the csrapprover controller automatically approve CSRs from a Node Bootstrap Token");
         keep(
             apply_all(c, &[bootstrap_token::auto_approve_node_bootstrap_tokens()])
-                .map_err(|e| format!("error auto-approving node bootstrap tokens: {e}")),
+                .map_err(PostUpgradeError::AutoApprove),
         );
         self.say("[bootstrap-token] Configured RBAC rules to allow certificate rotation for all node client certificates in the cluster");
         keep(
             apply_all(c, &[bootstrap_token::auto_approve_node_certificate_rotation()])
-                .map_err(|e| e.to_string()),
+                .map_err(PostUpgradeError::Rbac),
         );
         self.reporter.info(
             1,
             "clusterinfo.go",
             "creating the RBAC rules for exposing the cluster-info ConfigMap in the kube-public namespace",
         );
-        keep(apply_rbac(c, &cluster_info::cluster_info_rbac()).map_err(|e| e.to_string()));
+        keep(apply_rbac(c, &cluster_info::cluster_info_rbac()).map_err(PostUpgradeError::Rbac));
 
         if self.config_map_missing("coredns") {
             self.reporter.warn(
@@ -181,7 +266,7 @@ impl PostUpgrade<'_> {
                 "the ConfigMaps \"coredns\" in the namespace \"kube-system\" were not found. Assuming that a DNS server was not deployed for this cluster. Note that once 'kubeadm upgrade apply' supports phases you will have to skip the DNS upgrade manually",
             );
         } else {
-            keep(ensure_coredns(c, self.cfg, self.reporter).map_err(|e| e.to_string()));
+            keep(ensure_coredns(c, self.cfg, self.reporter).map_err(addon));
         }
         if self.config_map_missing("kube-proxy") {
             self.reporter.warn(
@@ -189,12 +274,12 @@ impl PostUpgrade<'_> {
                 "the ConfigMap \"kube-proxy\" in the namespace \"kube-system\" was not found. Assuming that kube-proxy was not deployed for this cluster. Note that once 'kubeadm upgrade apply' supports phases you will have to skip the kube-proxy upgrade manually",
             );
         } else {
-            keep(ensure_kube_proxy(c, self.cfg, self.environment, self.reporter).map_err(|e| e.to_string()));
+            keep(ensure_kube_proxy(c, self.cfg, self.environment, self.reporter).map_err(addon));
         }
-        match errors.len() {
-            0 => Ok(()),
-            1 => Err(errors.remove(0)),
-            _ => Err(format!("[{}]", errors.join(", "))),
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(PostUpgradeErrors(errors))
         }
     }
 
@@ -204,7 +289,7 @@ impl PostUpgrade<'_> {
     }
 
     /// Upstream's `UploadConfiguration`.
-    fn upload_kubeadm_config(&self) -> Result<(), String> {
+    fn upload_kubeadm_config(&self) -> Result<(), ClusterError> {
         self.say(&format!(
             "[upload-config] Storing the configuration used in ConfigMap {:?} in the {:?} Namespace",
             upload_config::KUBEADM_CONFIG_CONFIG_MAP,
@@ -212,23 +297,20 @@ impl PostUpgrade<'_> {
         ));
         let cm = upload_config::kubeadm_config_map(&self.cfg.cluster, &self.cfg.resolved);
         let value = cm["data"][upload_config::CLUSTER_CONFIGURATION_KEY].clone();
-        self.cluster
-            .create_or_mutate_config_map(&cm, &mut |existing| {
-                existing["data"][upload_config::CLUSTER_CONFIGURATION_KEY] = value.clone();
-                Ok(())
-            })
-            .map_err(|e| e.to_string())?;
-        apply_rbac(self.cluster, &upload_config::kubeadm_config_rbac()).map_err(|e| e.to_string())
+        self.cluster.create_or_mutate_config_map(&cm, &mut |existing| {
+            existing["data"][upload_config::CLUSTER_CONFIGURATION_KEY] = value.clone();
+        })?;
+        apply_rbac(self.cluster, &upload_config::kubeadm_config_rbac())
     }
 
     /// Upstream's `kubeletphase.CreateConfigMap`.
-    fn kubelet_config_map(&self) -> Result<(), String> {
+    fn kubelet_config_map(&self) -> Result<(), KubeletConfigError> {
         let kubelet = self
             .cfg
             .component_configs
             .kubelet
             .as_ref()
-            .ok_or_else(|| "no kubelet component config found".to_string())?;
+            .ok_or(KubeletConfigError::Missing)?;
         self.say(&format!(
             "[kubelet] Creating a ConfigMap {:?} in namespace {} with the configuration for the kubelets in the cluster",
             upload_config::KUBELET_CONFIG_CONFIG_MAP,
@@ -237,36 +319,28 @@ impl PostUpgrade<'_> {
         let cm = upload_config::kubelet_config_map(kubelet, self.cfg.user_supplied.0);
         self.cluster
             .create_or_update(&Resource::config_maps(), &cm)
-            .map_err(|e| e.to_string())?;
-        apply_rbac(self.cluster, &upload_config::kubelet_config_rbac()).map_err(|e| e.to_string())
+            .map_err(KubeletConfigError::Cluster)?;
+        apply_rbac(self.cluster, &upload_config::kubelet_config_rbac()).map_err(KubeletConfigError::Cluster)
     }
 
     /// Upstream's `writeKubeletConfigFiles`: `config.yaml` from the cluster's kubelet configuration
     /// (patched), printed in a dry run.
-    fn write_kubelet_config(&self) -> Result<(), String> {
-        let wrap = |e: String| format!("error writing kubelet configuration to file: {e}");
+    fn write_kubelet_config(&self) -> Result<(), KubeletConfigError> {
         let kc = self
             .cfg
             .component_configs
             .kubelet
             .as_ref()
-            .ok_or_else(|| wrap("no kubelet component config found".into()))?;
+            .ok_or(KubeletConfigError::Missing)?;
         let say = |l: &str| self.say(l);
-        let (path, text) =
-            crate::kubelet::config_file(kc, self.patches, self.kubelet_dir, &say).map_err(|e| {
-                wrap(format!(
-                    "could not apply patches to the KubeletConfiguration: {}",
-                    e.detailed()
-                ))
-            })?;
+        let (path, text) = crate::kubelet::config_file(kc, self.patches, self.kubelet_dir, &say)
+            .map_err(KubeletConfigError::Patches)?;
         self.fs
             .create_dir_all(self.kubelet_dir, 0o700)
             .and_then(|()| self.fs.write(&path, text.as_bytes(), 0o644))
-            .map_err(|e| {
-                wrap(format!(
-                    "failed to write kubelet configuration to the file {:?}: {e}",
-                    path.display().to_string()
-                ))
+            .map_err(|source| KubeletConfigError::Write {
+                path: path.display().to_string(),
+                source,
             })?;
         if self.dry_run {
             let shown = self.kubelet_run_dir.join("config.yaml");
@@ -274,6 +348,11 @@ impl PostUpgrade<'_> {
         }
         Ok(())
     }
+}
+
+/// An addon's failure as a post-upgrade task's.
+fn addon(e: crate::addons::AddonPhaseError) -> PostUpgradeError {
+    PostUpgradeError::Addon(Box::new(e))
 }
 
 fn apply_all(c: &dyn Cluster, objects: &[Value]) -> Result<(), ClusterError> {

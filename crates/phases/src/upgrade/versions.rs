@@ -5,11 +5,61 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use kubeadm_api::version::{KUBEADM_VERSION, offline, resolve};
+use kubeadm_api::version::{KUBEADM_VERSION, VersionError, offline, resolve};
 use kubeadm_core::upgrade::plan::VersionGetter;
 use kubeadm_effects::cluster::{Cluster, ClusterError, ListOptions, Resource};
 use kubeadm_effects::fs::Fs;
 use serde_json::Value;
+
+/// Why [`ClusterVersions`] could not read a version, in upstream's words.
+#[derive(Debug, thiserror::Error)]
+pub enum VersionsError {
+    /// The API server's `/version` could not be read.
+    #[error("Couldn't fetch cluster version from the API Server: {0}")]
+    ServerVersion(#[source] ClusterError),
+    /// A release label could not be resolved.
+    #[error("Couldn't fetch latest {description} from the internet: {source}")]
+    Label {
+        /// What the label names.
+        description: String,
+        /// Why.
+        source: VersionError,
+    },
+    /// The Nodes could not be listed (upstream drops the cause).
+    #[error("couldn't list all nodes in cluster")]
+    Nodes(#[source] ClusterError),
+    /// The etcd manifest could not be read.
+    #[error(
+        "failed to read manifest for {path:?}: open {path}: {}",
+        kubeadm_api::gofmt::io_error(source)
+    )]
+    ReadManifest {
+        /// The manifest.
+        path: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The etcd manifest has no container image.
+    #[error("failed to unmarshal manifest for {path:?}")]
+    UnmarshalManifest {
+        /// The manifest.
+        path: String,
+    },
+    /// The DNS addon's version could not be read.
+    #[error(transparent)]
+    Dns(#[from] DnsVersionError),
+}
+
+/// Why the DNS addon's version could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum DnsVersionError {
+    /// The Deployments could not be listed.
+    #[error("couldn't retrieve DNS addon deployments: {0}")]
+    List(#[source] ClusterError),
+    /// More than one DNS Deployment.
+    #[error("multiple DNS addon deployments found: {0} deployments")]
+    Multiple(usize),
+}
 
 /// The versions of a live cluster (upstream's `KubeVersionGetter` plus the etcd and DNS lookups).
 pub struct ClusterVersions<'a> {
@@ -32,9 +82,10 @@ impl std::fmt::Debug for ClusterVersions<'_> {
 }
 
 impl VersionGetter for ClusterVersions<'_> {
-    fn cluster_version(&mut self) -> Result<String, String> {
-        let info = (self.server_version)()
-            .map_err(|e| format!("Couldn't fetch cluster version from the API Server: {e}"))?;
+    type Error = VersionsError;
+
+    fn cluster_version(&mut self) -> Result<String, VersionsError> {
+        let info = (self.server_version)().map_err(VersionsError::ServerVersion)?;
         Ok(info
             .get("gitVersion")
             .and_then(Value::as_str)
@@ -50,17 +101,19 @@ impl VersionGetter for ClusterVersions<'_> {
         &mut self,
         label: &str,
         description: &str,
-    ) -> Result<(String, Vec<String>), String> {
-        let resolved = resolve(label, &offline)
-            .map_err(|e| format!("Couldn't fetch latest {description} from the internet: {e}"))?;
+    ) -> Result<(String, Vec<String>), VersionsError> {
+        let resolved = resolve(label, &offline).map_err(|source| VersionsError::Label {
+            description: description.to_string(),
+            source,
+        })?;
         Ok((resolved.version, resolved.warnings))
     }
 
-    fn kubelet_versions(&mut self) -> Result<BTreeMap<String, u16>, String> {
+    fn kubelet_versions(&mut self) -> Result<BTreeMap<String, u16>, VersionsError> {
         let nodes = self
             .cluster
             .list(&Resource::nodes(), "", &ListOptions::default())
-            .map_err(|_| "couldn't list all nodes in cluster".to_string())?;
+            .map_err(VersionsError::Nodes)?;
         let mut versions = BTreeMap::new();
         for node in &nodes {
             let v = node
@@ -72,17 +125,15 @@ impl VersionGetter for ClusterVersions<'_> {
         Ok(versions)
     }
 
-    fn etcd_version(&mut self) -> Result<String, String> {
+    fn etcd_version(&mut self) -> Result<String, VersionsError> {
         let path = format!("{}/etcd.yaml", self.manifests_dir);
         let text = self
             .fs
             .read(Path::new(&path))
             .map(|b| String::from_utf8_lossy(&b).into_owned())
-            .map_err(|e| {
-                format!(
-                    "failed to read manifest for {path:?}: open {path}: {}",
-                    kubeadm_api::gofmt::io_error(&e)
-                )
+            .map_err(|source| VersionsError::ReadManifest {
+                path: path.clone(),
+                source,
             })?;
         let image = kubeadm_yaml::parse_documents(&text)
             .ok()
@@ -93,19 +144,19 @@ impl VersionGetter for ClusterVersions<'_> {
                     .and_then(Value::as_str)
                     .map(str::to_string)
             })
-            .ok_or_else(|| format!("failed to unmarshal manifest for {path:?}"))?;
+            .ok_or(VersionsError::UnmarshalManifest { path })?;
         // Registries cannot hold `+` in tags; Kubernetes writes build metadata with `_` instead.
         Ok(image_tag(&image).replacen('_', "+", 1))
     }
 
-    fn dns_version(&mut self) -> Result<String, String> {
-        dns_version(self.cluster)
+    fn dns_version(&mut self) -> Result<String, VersionsError> {
+        Ok(dns_version(self.cluster)?)
     }
 }
 
 /// The CoreDNS version deployed: the image tag of the one `k8s-app=kube-dns` Deployment, empty
 /// when there is none.
-pub fn dns_version(cluster: &dyn Cluster) -> Result<String, String> {
+pub fn dns_version(cluster: &dyn Cluster) -> Result<String, DnsVersionError> {
     let deployments = cluster
         .list(
             &Resource::new("apps", "v1", "deployments"),
@@ -115,7 +166,7 @@ pub fn dns_version(cluster: &dyn Cluster) -> Result<String, String> {
                 ..ListOptions::default()
             },
         )
-        .map_err(|e| format!("couldn't retrieve DNS addon deployments: {e}"))?;
+        .map_err(DnsVersionError::List)?;
     match deployments.as_slice() {
         [] => Ok(String::new()),
         [d] => {
@@ -125,10 +176,7 @@ pub fn dns_version(cluster: &dyn Cluster) -> Result<String, String> {
                 .unwrap_or_default();
             Ok(image.rsplit(':').next().unwrap_or_default().to_string())
         }
-        many => Err(format!(
-            "multiple DNS addon deployments found: {} deployments",
-            many.len()
-        )),
+        many => Err(DnsVersionError::Multiple(many.len())),
     }
 }
 

@@ -47,7 +47,7 @@ pub enum KubeletConfigError {
     },
     /// The node's registration could not be read.
     #[error("could not retrieve the node registration options for this node: {0}")]
-    NodeRegistration(String),
+    NodeRegistration(#[source] NodeRegistrationError),
     /// The repaired CRI socket annotation could not be written.
     #[error("error updating the CRI socket for Node {node:?}: {source}")]
     CriSocket {
@@ -153,19 +153,36 @@ fn repair_cri_socket(data: &NodeData) -> Result<(), KubeletConfigError> {
         .map_err(|source| KubeletConfigError::CriSocket { node: name, source })
 }
 
+/// Why this node's registration could not be read, in upstream's words.
+#[derive(Debug, thiserror::Error)]
+pub enum NodeRegistrationError {
+    /// The node's name could not be read from the kubelet's kubeconfig; the reader's words.
+    #[error("failed to get node name from kubelet config: {0}")]
+    NodeName(String),
+    /// The Node could not be read.
+    #[error("failed to get corresponding node: {0}")]
+    Node(#[source] ClusterError),
+    /// The Node has no CRI socket annotation.
+    #[error("node {node} doesn't have {annotation} annotation", annotation = CRI_SOCKET_ANNOTATION)]
+    NoCriSocket {
+        /// The Node.
+        node: String,
+    },
+}
+
 /// Upstream's `GetNodeRegistration`: this node's name (from the client certificate of
 /// `--kubeconfig`) and the CRI socket annotation of its Node object.
-fn node_registration(data: &NodeData) -> Result<(String, String), String> {
+fn node_registration(data: &NodeData) -> Result<(String, String), NodeRegistrationError> {
     let name = node_name_from_kubelet_conf(&*data.fs, &data.kubeconfig_path)
-        .map_err(|e| format!("failed to get node name from kubelet config: {e}"))?;
+        .map_err(NodeRegistrationError::NodeName)?;
     let node = data
         .cluster
         .get(&Resource::nodes(), "", &name)
-        .map_err(|e| format!("failed to get corresponding node: {e}"))?;
+        .map_err(NodeRegistrationError::Node)?;
     let socket = node
         .pointer("/metadata/annotations")
         .and_then(|a| a.get(CRI_SOCKET_ANNOTATION))
         .and_then(Value::as_str)
-        .ok_or_else(|| format!("node {name} doesn't have {CRI_SOCKET_ANNOTATION} annotation"))?;
+        .ok_or_else(|| NodeRegistrationError::NoCriSocket { node: name.clone() })?;
     Ok((name, socket.to_string()))
 }

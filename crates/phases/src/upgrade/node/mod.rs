@@ -14,7 +14,7 @@ mod kubelet_config;
 mod preflight;
 
 pub use data::{ControlPlaneTools, NodeData};
-pub use kubelet_config::KubeletConfigError;
+pub use kubelet_config::{KubeletConfigError, NodeRegistrationError};
 
 use kubeadm_workflow::Workflow;
 

@@ -226,19 +226,15 @@ impl StaticPodUpgrade<'_> {
     }
 
     /// The running etcd's image tag, as a semantic version (`_` for `+`).
-    pub(super) fn running_etcd_tag(&self, paths: &Paths) -> Result<String, String> {
+    pub(super) fn running_etcd_tag(&self, paths: &Paths) -> Result<String, EtcdTagError> {
         let path = paths.real(ETCD);
-        let bytes = self.fs.read(&path).map_err(|e| {
-            format!(
-                "failed to read manifest for {:?}: {e}",
-                path.display().to_string()
-            )
+        let bytes = self.fs.read(&path).map_err(|source| EtcdTagError::Read {
+            path: path.display().to_string(),
+            source,
         })?;
-        let pod = parse_manifest(&bytes).map_err(|e| {
-            format!(
-                "failed to unmarshal manifest for {:?}: {e}",
-                path.display().to_string()
-            )
+        let pod = parse_manifest(&bytes).map_err(|source| EtcdTagError::Parse {
+            path: path.display().to_string(),
+            source,
         })?;
         let image = pod
             .pointer("/spec/containers/0/image")

@@ -55,7 +55,7 @@ pub const UPGRADE_MANIFEST_TIMEOUT_ENV: &str = "KUBEADM_UPGRADE_MANIFESTS_TIMEOU
 
 /// The timeout for each component: [`UPGRADE_MANIFEST_TIMEOUT`], or what `value` (the variable's)
 /// says; a value that is not a positive Go duration is refused with a message naming the variable.
-pub fn manifest_timeout(value: Option<&str>) -> Result<Duration, String> {
+pub fn manifest_timeout(value: Option<&str>) -> Result<Duration, crate::TimeoutEnvError> {
     crate::timeout_from_env(UPGRADE_MANIFEST_TIMEOUT_ENV, value, UPGRADE_MANIFEST_TIMEOUT)
 }
 
@@ -129,6 +129,105 @@ impl std::fmt::Debug for StaticPodUpgrade<'_> {
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
 pub struct StaticPodUpgradeError(pub String);
+
+/// A static Pod manifest that does not parse.
+#[derive(Debug, thiserror::Error)]
+enum ManifestParseError {
+    /// Not YAML.
+    #[error(transparent)]
+    Yaml(kubeadm_yaml::ParseError),
+    /// No document.
+    #[error("empty manifest")]
+    Empty,
+}
+
+/// Why a control-plane manifest could not be written.
+#[derive(Debug, thiserror::Error)]
+enum WriteManifestError {
+    /// `--patches` could not be applied.
+    #[error("failed to patch static Pod manifest file for {name:?}: {}", source.detailed())]
+    Patch {
+        /// The component.
+        name: String,
+        /// Why.
+        source: Box<kubeadm_core::patches::PatchError>,
+    },
+    /// The file could not be written.
+    #[error("failed to create static pod manifest file for {name:?}: {source}")]
+    Write {
+        /// The component.
+        name: String,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
+/// Why the running etcd's version could not be read from its manifest.
+#[derive(Debug, thiserror::Error)]
+enum EtcdTagError {
+    /// The manifest could not be read.
+    #[error("failed to read manifest for {path:?}: {source}")]
+    Read {
+        /// The manifest.
+        path: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The manifest does not parse.
+    #[error("failed to unmarshal manifest for {path:?}: {source}")]
+    Parse {
+        /// The manifest.
+        path: String,
+        /// Why.
+        source: ManifestParseError,
+    },
+}
+
+/// The mirror Pod of a component could not be read.
+#[derive(Debug, thiserror::Error)]
+#[error("failed to obtain static Pod hash for component {component} on Node {node}: {source}")]
+struct MirrorPodHashError {
+    component: String,
+    node: String,
+    source: kubeadm_effects::cluster::ClusterError,
+}
+
+/// Why waiting for an upgraded component failed.
+#[derive(Debug, thiserror::Error)]
+enum ComponentWaitError {
+    /// Its mirror Pod could not be read.
+    #[error(transparent)]
+    Hash(MirrorPodHashError),
+    /// Its mirror Pod's hash did not change in time.
+    #[error(
+        "static Pod hash for component {component} on Node {node} did not change after {timeout}: timed out waiting for the condition"
+    )]
+    HashUnchanged {
+        /// The component.
+        component: String,
+        /// The Node.
+        node: String,
+        /// The timeout, as Go prints it.
+        timeout: String,
+    },
+    /// Its Pods did not run in time.
+    #[error("timed out waiting for the condition")]
+    PodsNotRunning,
+}
+
+/// Why a certificate could not be renewed.
+#[derive(Debug, thiserror::Error)]
+enum RenewError {
+    /// No such certificate.
+    #[error("{0} is not a known certificate")]
+    Unknown(String),
+    /// No key could be made.
+    #[error(transparent)]
+    Key(crate::pki::CertsError),
+    /// The renewal failed.
+    #[error(transparent)]
+    Renewal(crate::renewal::RenewalError),
+}
 
 fn failed(e: impl std::fmt::Display) -> StaticPodUpgradeError {
     StaticPodUpgradeError(e.to_string())
@@ -337,7 +436,7 @@ impl StaticPodUpgrade<'_> {
 
     /// The three control-plane manifests, patched, into `dir` (upstream's
     /// `CreateInitStaticPodManifestFiles`, which prints nothing but the patches it applies).
-    fn write_control_plane_manifests(&self, dir: &Path) -> Result<(), String> {
+    fn write_control_plane_manifests(&self, dir: &Path) -> Result<(), WriteManifestError> {
         for c in Component::ALL {
             let pod = manifests::control_plane_pod(
                 c,
@@ -351,7 +450,7 @@ impl StaticPodUpgrade<'_> {
         Ok(())
     }
 
-    fn write_manifest(&self, dir: &Path, pod: StaticPod) -> Result<(), String> {
+    fn write_manifest(&self, dir: &Path, pod: StaticPod) -> Result<(), WriteManifestError> {
         for w in &pod.warnings {
             self.reporter.warn("manifests.go", w);
         }
@@ -362,13 +461,12 @@ impl StaticPodUpgrade<'_> {
                         self.say(m);
                     }
                 }
-                let (patched, messages) = pm.patch_static_pod(&pod).map_err(|e| {
-                    format!(
-                        "failed to patch static Pod manifest file for {:?}: {}",
-                        pod.name,
-                        e.detailed()
-                    )
-                })?;
+                let (patched, messages) =
+                    pm.patch_static_pod(&pod)
+                        .map_err(|source| WriteManifestError::Patch {
+                            name: pod.name.to_string(),
+                            source: Box::new(source),
+                        })?;
                 for m in messages {
                     self.say(&m);
                 }
@@ -380,11 +478,9 @@ impl StaticPodUpgrade<'_> {
         self.fs
             .create_dir_all(dir, 0o700)
             .and_then(|()| self.fs.write(&path, pod.to_yaml().as_bytes(), 0o600))
-            .map_err(|e| {
-                format!(
-                    "failed to create static pod manifest file for {:?}: {e}",
-                    pod.name
-                )
+            .map_err(|source| WriteManifestError::Write {
+                name: pod.name.to_string(),
+                source,
             })
     }
 
@@ -452,7 +548,7 @@ impl StaticPodUpgrade<'_> {
             .and_then(|()| self.wait_for_pods_with_label(&format!("component={component}")));
         if let Err(e) = waited {
             self.diagnose(component);
-            return Err(self.rollback(recover, e, paths, is_etcd));
+            return Err(self.rollback(recover, e.to_string(), paths, is_etcd));
         }
         self.say(&format!(
             "[upgrade/staticpods] Component {component:?} upgraded successfully!"
@@ -500,14 +596,14 @@ fn go_rename_error(from: &Path, to: &Path, e: &std::io::Error) -> String {
     )
 }
 
-fn parse_manifest(bytes: &[u8]) -> Result<Value, String> {
+fn parse_manifest(bytes: &[u8]) -> Result<Value, ManifestParseError> {
     let text = String::from_utf8_lossy(bytes);
     kubeadm_yaml::parse_documents(&text)
-        .map_err(|e| e.to_string())?
+        .map_err(ManifestParseError::Yaml)?
         .into_iter()
         .next()
         .map(|d| d.value)
-        .ok_or_else(|| "empty manifest".to_string())
+        .ok_or(ManifestParseError::Empty)
 }
 
 #[cfg(test)]
@@ -522,7 +618,10 @@ mod tests {
         assert_eq!(manifest_timeout(Some("1m30s")), Ok(Duration::from_secs(90)));
         for bad in ["", "90", "-1m", "0s", "soon"] {
             let e = manifest_timeout(Some(bad)).expect_err(bad);
-            assert!(e.starts_with("KUBEADM_UPGRADE_MANIFESTS_TIMEOUT="), "{e}");
+            assert!(
+                e.to_string().starts_with("KUBEADM_UPGRADE_MANIFESTS_TIMEOUT="),
+                "{e}"
+            );
         }
     }
 }

@@ -20,23 +20,23 @@ impl<'a> Renewer<'a> {
     }
 
     /// Renews one certificate; `Ok(false)` when its CA is external.
-    pub(super) fn renew(&self, name: &str) -> Result<bool, String> {
+    pub(super) fn renew(&self, name: &str) -> Result<bool, RenewError> {
         let h = self
             .handlers
             .iter()
             .find(|h| h.name == name)
-            .ok_or_else(|| format!("{name} is not a known certificate"))?;
+            .ok_or_else(|| RenewError::Unknown(name.to_string()))?;
         let alg = crate::pki::pki_inputs(self.up.cfg).key_algorithm;
         let key = crate::pki::KeyPool::default()
             .take(self.up.keygen, alg)
-            .map_err(|e| e.to_string())?;
+            .map_err(RenewError::Key)?;
         let cert_dir = Path::new(&self.up.cfg.cluster.certificates_dir);
         renew_using_local_ca(self.up.fs, h, cert_dir, &key, self.up.now, (self.up.random)())
-            .map_err(|e| e.to_string())
+            .map_err(RenewError::Renewal)
     }
 
     /// Upstream's `renewCertsByComponent`.
-    pub(super) fn renew_for_component(&self, component: &str) -> Result<(), String> {
+    pub(super) fn renew_for_component(&self, component: &str) -> Result<(), RenewError> {
         let local = self.up.cfg.cluster.etcd.local.is_some();
         let names: Vec<&str> = match component {
             ETCD if local => vec!["etcd-server", "etcd-peer", "etcd-healthcheck-client"],

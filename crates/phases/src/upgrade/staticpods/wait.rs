@@ -31,7 +31,7 @@ impl StaticPodUpgrade<'_> {
         answer
     }
 
-    pub(super) fn mirror_pod_hash(&self, component: &str) -> Result<String, String> {
+    pub(super) fn mirror_pod_hash(&self, component: &str) -> Result<String, MirrorPodHashError> {
         let node = self.node_name();
         let pod = self
             .cluster
@@ -40,8 +40,10 @@ impl StaticPodUpgrade<'_> {
                 "kube-system",
                 &format!("{component}-{node}"),
             )
-            .map_err(|e| {
-                format!("failed to obtain static Pod hash for component {component} on Node {node}: {e}")
+            .map_err(|source| MirrorPodHashError {
+                component: component.to_string(),
+                node: node.to_string(),
+                source,
             })?;
         Ok(pod
             .pointer("/metadata/annotations/kubernetes.io~1config.hash")
@@ -52,23 +54,27 @@ impl StaticPodUpgrade<'_> {
 
     /// Upstream's `WaitForStaticPodSingleHash`.
     pub(super) fn wait_for_single_hash(&self, component: &str) -> Result<String, StaticPodUpgradeError> {
-        let mut last = String::new();
+        let mut last: Option<MirrorPodHashError> = None;
         let what = format!("[upgrade/staticpods] Waiting for the mirror Pod of {component}");
         self.poll(&what, HASH_POLL_INTERVAL, || {
             match self.mirror_pod_hash(component) {
                 Ok(h) => Some(h),
                 Err(e) => {
-                    last = e;
+                    last = Some(e);
                     None
                 }
             }
         })
-        .ok_or_else(|| failed(last.clone()))
+        .ok_or_else(|| failed(last.as_ref().map(ToString::to_string).unwrap_or_default()))
     }
 
     /// Upstream's `WaitForStaticPodHashChange`.
-    pub(super) fn wait_for_hash_change(&self, component: &str, before: &str) -> Result<(), String> {
-        let mut last: Option<String> = None;
+    pub(super) fn wait_for_hash_change(
+        &self,
+        component: &str,
+        before: &str,
+    ) -> Result<(), ComponentWaitError> {
+        let mut last: Option<MirrorPodHashError> = None;
         let what = format!("[upgrade/staticpods] Waiting for the kubelet to restart {component}");
         let changed = self.poll(&what, HASH_POLL_INTERVAL, || {
             match self.mirror_pod_hash(component) {
@@ -84,17 +90,17 @@ impl StaticPodUpgrade<'_> {
         });
         match (changed, last) {
             (Some(()), _) => Ok(()),
-            (None, Some(e)) => Err(e),
-            (None, None) => Err(format!(
-                "static Pod hash for component {component} on Node {} did not change after {}: timed out waiting for the condition",
-                self.node_name(),
-                go_duration(self.timeout)
-            )),
+            (None, Some(e)) => Err(ComponentWaitError::Hash(e)),
+            (None, None) => Err(ComponentWaitError::HashUnchanged {
+                component: component.to_string(),
+                node: self.node_name().to_string(),
+                timeout: go_duration(self.timeout),
+            }),
         }
     }
 
     /// Upstream's `WaitForPodsWithLabel`: every Pod with the label Running.
-    pub(super) fn wait_for_pods_with_label(&self, selector: &str) -> Result<(), String> {
+    pub(super) fn wait_for_pods_with_label(&self, selector: &str) -> Result<(), ComponentWaitError> {
         let mut last_count: Option<usize> = None;
         let options = ListOptions {
             label_selector: selector.to_string(),
@@ -127,6 +133,6 @@ impl StaticPodUpgrade<'_> {
                     .all(|p| p.pointer("/status/phase").and_then(Value::as_str) == Some("Running"));
             running.then_some(())
         })
-        .ok_or_else(|| "timed out waiting for the condition".to_string())
+        .ok_or(ComponentWaitError::PodsNotRunning)
     }
 }
