@@ -86,13 +86,19 @@ def edges_of(modules, mod, text):
     return out
 
 
-def check(root):
+def module_files(root):
+    """Every module of the crate whose sources are under `root`, with its file."""
     files = {}
     for d, _, names in os.walk(root):
         for n in names:
             if n.endswith(".rs"):
                 p = os.path.join(d, n)
                 files[module_of(root, p)] = p
+    return files
+
+
+def check(root):
+    files = module_files(root)
     modules = set(files)
     graph = {m: edges_of(modules, m, open(p).read()) for m, p in files.items()}
     # Tarjan's strongly connected components.

@@ -15,18 +15,13 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from modcycles import edges_of, module_of  # noqa: E402
+from modcycles import edges_of, module_files  # noqa: E402
 
 WORKFLOWS = ("init", "join", "reset", "upgrade")
 
 
 def check(root):
-    files = {}
-    for d, _, names in os.walk(root):
-        for n in names:
-            if n.endswith(".rs"):
-                p = os.path.join(d, n)
-                files[module_of(root, p)] = p
+    files = module_files(root)
     modules = set(files)
     missing = [w for w in WORKFLOWS if (w,) not in modules]
     if missing:
