@@ -6,7 +6,7 @@
 
 use std::io;
 
-use kubeadm_core::kubeconfig::{check_existing_kubeconfig, current_cluster, embedded_client_certificate};
+use kubeadm_core::kubeconfig::{Config, check_existing_kubeconfig, embedded_client_certificate};
 use kubeadm_phases::join::discovery::read_discovery_kubeconfig;
 use libfuzzer_sys::fuzz_target;
 
@@ -27,7 +27,7 @@ fuzz_target!(|data: &[u8]| {
         assert!(kubeadm_yaml::parse_documents(&written).is_ok(), "{written}");
     }
     if let Some(doc) = kubeadm_fuzz::document(kubeconfig) {
-        let _ = current_cluster(&doc);
+        let _ = Config::from_value(&doc).current_cluster();
         let _ = embedded_client_certificate(&doc);
         let _ = check_existing_kubeconfig("fuzz.conf", &doc, &doc);
         if let Some(other) = kubeadm_fuzz::document(file) {
