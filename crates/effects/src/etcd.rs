@@ -7,6 +7,37 @@
 //! There is no dry-run decorator: upstream never connects to etcd in a dry run (the phase prints
 //! `Would remove the etcd member…` instead), and neither do we.
 
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Connects to the etcd cluster at these endpoints with these TLS files (the real gRPC client, or a
+/// fake in tests).
+pub type EtcdConnector =
+    Arc<dyn Fn(&[String], &EtcdTlsFiles) -> Result<Box<dyn Etcd>, crate::SuppliedError> + Send + Sync>;
+
+/// The files of upstream's etcd client: `etcd/ca.crt`, `etcd/healthcheck-client.{crt,key}` under the
+/// certificates directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EtcdTlsFiles {
+    /// The etcd CA certificate.
+    pub ca: PathBuf,
+    /// The client certificate.
+    pub cert: PathBuf,
+    /// The client key.
+    pub key: PathBuf,
+}
+
+impl EtcdTlsFiles {
+    /// The health-check client's files under `cert_dir`, as upstream's `NewFromCluster` uses them.
+    pub fn healthcheck_client(cert_dir: &Path) -> Self {
+        Self {
+            ca: cert_dir.join("etcd/ca.crt"),
+            cert: cert_dir.join("etcd/healthcheck-client.crt"),
+            key: cert_dir.join("etcd/healthcheck-client.key"),
+        }
+    }
+}
+
 /// One etcd member, as `MemberList` returns it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Member {

@@ -148,7 +148,7 @@ pub struct ProxyEnv {
 }
 
 /// Reads facts about this host. Implementations must not change the host.
-pub trait HostProbe: fmt::Debug {
+pub trait HostProbe: fmt::Debug + Send + Sync {
     /// The real user id (upstream's `IsPrivilegedUser` uses `os.Getuid`).
     fn uid(&self) -> u32;
 

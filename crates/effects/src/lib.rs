@@ -4,6 +4,7 @@
 //! the recording fake (kubeadm-testkit). All user-visible output goes through the reporter defined here.
 //!
 //! Depends on kubeadm-api only.
+pub mod bundle;
 pub mod cluster;
 pub mod cri;
 pub mod etcd;
@@ -12,3 +13,10 @@ pub mod host_probe;
 pub mod init_system;
 pub mod keygen;
 pub mod report;
+
+pub use bundle::Effects;
+
+/// Why an effect the binary supplies (a client it connects, a version it asks) failed: the
+/// supplier's own error, carried as itself (the supplier's crate is not a dependency of the
+/// workflows').
+pub type SuppliedError = Box<dyn std::error::Error + Send + Sync>;

@@ -134,7 +134,7 @@ fn deployed_dns_replicas(c: &dyn Cluster) -> Result<i32, AddonPhaseError> {
 /// `addon coredns`.
 pub(crate) fn run_coredns(data: &mut InitData) -> Result<(), PhaseError> {
     let c = data.cluster.client().map_err(AddonPhaseError::Client)?;
-    ensure_coredns(c, &data.cfg, &*data.reporter)?;
+    ensure_coredns(c, &data.cfg, &*data.effects.reporter)?;
     Ok(())
 }
 
@@ -157,7 +157,12 @@ pub(crate) fn ensure_coredns(
 /// `addon kube-proxy`.
 pub(crate) fn run_kube_proxy(data: &mut InitData) -> Result<(), PhaseError> {
     let c = data.cluster.client().map_err(AddonPhaseError::Client)?;
-    ensure_kube_proxy(c, &data.cfg, &data.manifest_facts.environment, &*data.reporter)?;
+    ensure_kube_proxy(
+        c,
+        &data.cfg,
+        &data.manifest_facts.environment,
+        &*data.effects.reporter,
+    )?;
     Ok(())
 }
 

@@ -32,11 +32,11 @@ fn keys_needed(data: &InitData, inputs: &PkiInputs) -> Vec<KeyAlgorithm> {
             continue;
         }
         let (crt, key) = cert_and_key_paths(&dir, spec.base_name);
-        if !data.fs.exists(&crt) && !data.fs.exists(&key) {
+        if !data.effects.fs.exists(&crt) && !data.effects.fs.exists(&key) {
             wanted.push(inputs.key_algorithm);
         }
     }
-    if data.planned.contains("certs/sa") && !data.fs.exists(&dir.join("sa.key")) {
+    if data.planned.contains("certs/sa") && !data.effects.fs.exists(&dir.join("sa.key")) {
         wanted.push(inputs.key_algorithm);
     }
     wanted.extend(crate::kubeconfig::keys_needed(data));
@@ -49,7 +49,7 @@ fn keys_needed(data: &InitData, inputs: &PkiInputs) -> Vec<KeyAlgorithm> {
 pub fn prefetch_keys(data: &mut InitData) {
     let inputs = pki_inputs(&data.cfg);
     let wanted = keys_needed(data, &inputs);
-    data.keys.prefetch(data.keygen.clone(), wanted);
+    data.keys.prefetch(data.effects.keygen.clone(), wanted);
 }
 
 /// `certs`: announces the folder and generates every key the run needs in one parallel batch
@@ -60,7 +60,7 @@ pub(crate) fn run_parent(data: &mut InitData) -> Result<(), PhaseError> {
     ));
     let inputs = pki_inputs(&data.cfg);
     let wanted = keys_needed(data, &inputs);
-    data.keys.fill(&*data.keygen, &wanted)?;
+    data.keys.fill(&*data.effects.keygen, &wanted)?;
     Ok(())
 }
 
@@ -121,18 +121,22 @@ pub(crate) fn create_pki_assets(data: &mut InitData) -> Result<(), PhaseError> {
         .iter()
         .filter(|s| {
             let (crt, key) = cert_and_key_paths(&dir, s.base_name);
-            !data.fs.exists(&crt) && !data.fs.exists(&key)
+            !data.effects.fs.exists(&crt) && !data.effects.fs.exists(&key)
         })
         .map(|_| inputs.key_algorithm)
         .collect();
-    if !data.fs.exists(&dir.join(format!("{SA_KEY_BASE_NAME}.key"))) {
+    if !data
+        .effects
+        .fs
+        .exists(&dir.join(format!("{SA_KEY_BASE_NAME}.key")))
+    {
         wanted.push(inputs.key_algorithm);
     }
-    data.keys.fill(&*data.keygen, &wanted)?;
+    data.keys.fill(&*data.effects.keygen, &wanted)?;
     for ca in specs.iter().filter(|s| s.ca.is_none()) {
         let (crt, key) = cert_and_key_paths(&dir, ca.base_name);
         let leaves = specs.iter().filter(|s| s.ca == Some(ca.id));
-        match read_text(&*data.fs, &crt).and_then(|t| CertInfo::from_pem(&t).ok()) {
+        match read_text(&*data.effects.fs, &crt).and_then(|t| CertInfo::from_pem(&t).ok()) {
             Some(cert) => {
                 data.check_period(ca.base_name, &cert);
                 if !cert.is_ca {
@@ -140,12 +144,13 @@ pub(crate) fn create_pki_assets(data: &mut InitData) -> Result<(), PhaseError> {
                         CertsError::Existing(format!("certificate {:?} is not a CA", ca.name)).into(),
                     );
                 }
-                let has_key = read_text(&*data.fs, &key).is_some_and(|t| PrivateKey::from_pem(&t).is_ok());
+                let has_key =
+                    read_text(&*data.effects.fs, &key).is_some_and(|t| PrivateKey::from_pem(&t).is_ok());
                 if !has_key {
                     // An external CA: every certificate it signs must be there already.
                     for leaf in leaves {
                         let (leaf_crt, _) = cert_and_key_paths(&dir, leaf.base_name);
-                        let text = read_text(&*data.fs, &leaf_crt).unwrap_or_default();
+                        let text = read_text(&*data.effects.fs, &leaf_crt).unwrap_or_default();
                         check_existing_chain(leaf.base_name, ca.base_name, &text, &cert, data.now).map_err(
                             |e| {
                                 CertsError::Existing(format!(
@@ -183,9 +188,9 @@ fn run_ca_phase(data: &mut InitData, id: CertId) -> Result<(), CertsError> {
     let dir = data.cert_dir();
     let (crt, key) = cert_and_key_paths(&dir, base);
     data.recover_pending(base, &crt, &key)?;
-    if let Some(cert) = read_text(&*data.fs, &crt).and_then(|t| CertInfo::from_pem(&t).ok()) {
+    if let Some(cert) = read_text(&*data.effects.fs, &crt).and_then(|t| CertInfo::from_pem(&t).ok()) {
         data.check_period(base, &cert);
-        let key_ok = read_text(&*data.fs, &key).is_some_and(|t| PrivateKey::from_pem(&t).is_ok());
+        let key_ok = read_text(&*data.effects.fs, &key).is_some_and(|t| PrivateKey::from_pem(&t).is_ok());
         data.say_certs(&if key_ok {
             CertsMessage::UsingExistingCa(base.to_string())
         } else {
@@ -194,18 +199,18 @@ fn run_ca_phase(data: &mut InitData, id: CertId) -> Result<(), CertsError> {
         return Ok(());
     }
     let inputs = pki_inputs(&data.cfg);
-    let private = data.keys.take(&*data.keygen, inputs.key_algorithm)?;
+    let private = data.keys.take(&*data.effects.keygen, inputs.key_algorithm)?;
     let serial = data.serial();
     let issued = issue_ca(spec, &inputs, &private, data.now, serial).map_err(|source| CertsError::Issue {
         name: spec.name.to_string(),
         source,
     })?;
-    if data.fs.exists(&crt) || data.fs.exists(&key) {
+    if data.effects.fs.exists(&crt) || data.effects.fs.exists(&key) {
         // The certificate did not load above, so reusing fails as upstream's does.
         return Err(CertsError::Existing(format!(
             "failure loading {base} certificate: failed to load certificate: couldn't load the certificate file {}: {}",
             crt.display(),
-            open_error(&*data.fs, &crt)
+            open_error(&*data.effects.fs, &crt)
         )));
     }
     data.say_certs(&CertsMessage::Generating(base.to_string()));
@@ -230,19 +235,19 @@ fn run_leaf_phase(data: &mut InitData, id: CertId, ca: CertId, existing: Existin
     let (crt, key) = cert_and_key_paths(&dir, base);
     data.recover_pending(base, &crt, &key)?;
     if existing == Existing::SignedByCa
-        && let Some(text) = read_text(&*data.fs, &crt)
+        && let Some(text) = read_text(&*data.effects.fs, &crt)
         && let Ok(chain) = CertInfo::chain_from_pem(&text)
     {
         data.check_period(base, &chain[0]);
         let (ca_crt, _) = cert_and_key_paths(&dir, ca_spec.base_name);
-        let ca_cert = read_text(&*data.fs, &ca_crt)
+        let ca_cert = read_text(&*data.effects.fs, &ca_crt)
             .and_then(|t| CertInfo::from_pem(&t).ok())
             .ok_or_else(|| CertsError::LoadCa {
                 ca: ca_spec.name.to_string(),
                 reason: format!(
                     "couldn't load the certificate file {}: {}",
                     ca_crt.display(),
-                    open_error(&*data.fs, &ca_crt)
+                    open_error(&*data.effects.fs, &ca_crt)
                 ),
             })?;
         data.check_period(ca_spec.base_name, &ca_cert);
@@ -258,9 +263,9 @@ fn run_leaf_phase(data: &mut InitData, id: CertId, ca: CertId, existing: Existin
         source: source.into(),
     })?;
     for w in &template.alt_names.warnings {
-        data.reporter.warn("certlist.go", w);
+        data.effects.reporter.warn("certlist.go", w);
     }
-    let private = data.keys.take(&*data.keygen, inputs.key_algorithm)?;
+    let private = data.keys.take(&*data.effects.keygen, inputs.key_algorithm)?;
     let serial = data.serial();
     let issued =
         issue_signed(&template, &ca_cert, &ca_key, &private, data.now, None, serial).map_err(|source| {
@@ -275,15 +280,15 @@ fn run_leaf_phase(data: &mut InitData, id: CertId, ca: CertId, existing: Existin
             spec.name
         ))
     };
-    if data.fs.exists(&crt) || data.fs.exists(&key) {
-        let key_text = read_text(&*data.fs, &key).unwrap_or_default();
-        let cert_text = read_text(&*data.fs, &crt);
+    if data.effects.fs.exists(&crt) || data.effects.fs.exists(&key) {
+        let key_text = read_text(&*data.effects.fs, &key).unwrap_or_default();
+        let cert_text = read_text(&*data.effects.fs, &crt);
         // Upstream loads the key first, then fails opening the certificate.
         if cert_text.is_none() && PrivateKey::from_pem(&key_text).is_ok() {
             return Err(wrap(format!(
                 "failure loading {base} certificate: couldn't load the certificate file {}: {}",
                 crt.display(),
-                open_error(&*data.fs, &crt)
+                open_error(&*data.effects.fs, &crt)
             )));
         }
         let cert_text = cert_text.unwrap_or_default();
@@ -331,7 +336,7 @@ pub(crate) fn run_sa(data: &mut InitData) -> Result<(), PhaseError> {
 fn service_account_key_pair(data: &mut InitData) -> Result<(), PhaseError> {
     let dir = data.cert_dir();
     let key_path = dir.join(format!("{SA_KEY_BASE_NAME}.key"));
-    if let Some(text) = read_text(&*data.fs, &key_path) {
+    if let Some(text) = read_text(&*data.effects.fs, &key_path) {
         return match PrivateKey::from_pem(&text) {
             Ok(_) => {
                 data.say_certs(&CertsMessage::UsingExistingSa);
@@ -344,7 +349,7 @@ fn service_account_key_pair(data: &mut InitData) -> Result<(), PhaseError> {
         };
     }
     let inputs = pki_inputs(&data.cfg);
-    let private = data.keys.take(&*data.keygen, inputs.key_algorithm)?;
+    let private = data.keys.take(&*data.effects.keygen, inputs.key_algorithm)?;
     data.say_certs(&CertsMessage::GeneratingSa);
     data.write_file(
         SA_KEY_BASE_NAME,
@@ -389,7 +394,7 @@ pub fn detect_external_ca(data: &mut InitData) -> Result<bool, CertsError> {
 }
 
 fn external_status(data: &InitData, ca: CertId, ux_name: &str) -> ExternalCaCheck {
-    external_ca_check(&*data.fs, &data.cert_dir(), ca, ux_name, data.now)
+    external_ca_check(&*data.effects.fs, &data.cert_dir(), ca, ux_name, data.now)
 }
 
 /// The answer of [`external_ca_check`].

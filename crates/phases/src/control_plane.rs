@@ -107,7 +107,7 @@ fn create(data: &mut InitData, component: Component) -> Result<(), PhaseError> {
 /// the folder is created with mode 0700, the file written with mode 0600.
 pub(crate) fn write_static_pod(data: &mut InitData, pod: StaticPod) -> Result<(), PhaseError> {
     for w in &pod.warnings {
-        data.reporter.warn("manifests.rs", w);
+        data.effects.reporter.warn("manifests.rs", w);
     }
     let pod = match &data.patches {
         Some(patches) => {
@@ -132,15 +132,16 @@ pub(crate) fn write_static_pod(data: &mut InitData, pod: StaticPod) -> Result<()
     };
     let path = data.manifest_dir.join(format!("{}.yaml", pod.name));
     let write = data
+        .effects
         .fs
         .create_dir_all(&data.manifest_dir, 0o700)
-        .and_then(|()| data.fs.write(&path, pod.to_yaml().as_bytes(), 0o600));
+        .and_then(|()| data.effects.fs.write(&path, pod.to_yaml().as_bytes(), 0o600));
     write.map_err(|source| ControlPlaneError::Write {
         component: pod.name.clone(),
         path: path.display().to_string(),
         source,
     })?;
-    data.reporter.info(
+    data.effects.reporter.info(
         1,
         "manifests.rs",
         &format!(

@@ -9,11 +9,6 @@ use kubeadm_api::internal::InitConfig;
 use kubeadm_core::layout::ADMIN_CONF;
 use kubeadm_effects::cluster::Cluster;
 use kubeadm_effects::cri::Runtime;
-use kubeadm_effects::fs::Fs;
-use kubeadm_effects::host_probe::HostProbe;
-use kubeadm_effects::init_system::InitSystem;
-use kubeadm_effects::keygen::KeyGen;
-use kubeadm_effects::report::Reporter;
 
 use crate::pki::KeyPool;
 
@@ -38,10 +33,6 @@ pub struct InitData {
     /// This host's name, as `os.Hostname()` gives it (the kubelet gets `--hostname-override` when the
     /// node name differs).
     pub hostname: String,
-    /// The init system that runs the kubelet (or the dry-run decorator).
-    pub init_system: Box<dyn InitSystem>,
-    /// What preflight reads from the host.
-    pub host_probe: Box<dyn HostProbe>,
     /// The container runtime, over CRI.
     pub runtime: Box<dyn Runtime>,
     /// Where kubeconfig files go (`--kubeconfig-dir`).
@@ -50,19 +41,11 @@ pub struct InitData {
     pub patches: Option<crate::patches::Patches>,
     /// Facts about the host that manifests depend on.
     pub manifest_facts: kubeadm_core::manifests::ManifestHostFacts,
-    /// The file system (real, or the dry-run overlay).
-    pub fs: Box<dyn Fs>,
-    /// Where output goes.
-    pub reporter: Box<dyn Reporter>,
-    /// Generates private keys (in parallel batches; shared with a background prefetch).
-    pub keygen: std::sync::Arc<dyn KeyGen>,
     /// Keys generated ahead of time by the `certs` and `kubeconfig` parent phases, handed out as
     /// the sub-phases need them.
     pub keys: KeyPool,
     /// The time certificates are issued at, Unix seconds (taken once per run).
     pub now: i64,
-    /// Source of random 64-bit values for certificate serial numbers.
-    pub random: fn() -> u64,
     /// The selectors of the phases this run will execute (empty: unknown, no keys are generated
     /// ahead of time).
     pub planned: std::collections::BTreeSet<String>,
@@ -73,6 +56,8 @@ pub struct InitData {
     pub period_checked: std::collections::BTreeSet<String>,
     /// The API server, connected on first use (after `admin.conf` exists).
     pub cluster: ClusterAccess,
+    /// The effects the phases act through (real, or dry-run), chosen once by the caller.
+    pub effects: kubeadm_effects::Effects,
 }
 
 /// Opens the API client from a kubeconfig path (the real client, or the dry-run one that ignores it).
@@ -146,6 +131,6 @@ impl std::fmt::Debug for InitData {
 impl InitData {
     /// Prints a line of phase output (upstream's `fmt.Printf` lines).
     pub fn say(&self, line: &str) {
-        self.reporter.out(&format!("{line}\n"));
+        self.effects.reporter.out(&format!("{line}\n"));
     }
 }

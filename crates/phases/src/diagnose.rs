@@ -667,19 +667,19 @@ pub(crate) fn render(findings: &[Finding], more: &[String]) -> String {
 /// made.
 pub(crate) fn static_pods(data: &crate::InitData, components: &[&str], more: Vec<Finding>) -> String {
     let mut findings = kubelet(&KubeletHost {
-        probe: &*data.host_probe,
+        probe: &*data.effects.host_probe,
         runtime: &*data.runtime,
-        fs: &*data.fs,
+        fs: &*data.effects.fs,
         kubelet_dir: &data.kubelet_dir,
     });
     findings.extend(missing_images(
         &*data.runtime,
-        &*data.fs,
+        &*data.effects.fs,
         &data.manifest_dir,
         components,
     ));
     findings.extend(more);
-    let containers = containers(&*data.runtime, &*data.fs, components);
+    let containers = containers(&*data.runtime, &*data.effects.fs, components);
     render(&findings, &containers)
 }
 

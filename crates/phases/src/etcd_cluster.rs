@@ -4,7 +4,7 @@
 //! ask of it: the member to add for a joining node (upstream's `AddMember`, made safe to re-run),
 //! and the health of every member (`CheckClusterHealth`, `WaitForClusterAvailable`).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 pub use kubeadm_core::manifests::{EtcdMember, client_url, peer_url};
@@ -15,31 +15,7 @@ use serde_json::Value;
 /// The etcd Pod annotation holding its advertise client URL.
 const ETCD_CLIENT_URLS_ANNOTATION: &str = "kubeadm.kubernetes.io/etcd.advertise-client-urls";
 /// Opens an etcd client on the given endpoints with the given CA, client certificate and key files.
-pub type EtcdConnector =
-    Box<dyn Fn(&[String], &EtcdTlsFiles) -> Result<Box<dyn Etcd>, crate::SuppliedError> + Send + Sync>;
-
-/// The files of upstream's etcd client: `etcd/ca.crt`, `etcd/healthcheck-client.{crt,key}` under the
-/// certificates directory.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EtcdTlsFiles {
-    /// The etcd CA certificate.
-    pub ca: PathBuf,
-    /// The client certificate.
-    pub cert: PathBuf,
-    /// The client key.
-    pub key: PathBuf,
-}
-
-impl EtcdTlsFiles {
-    /// The health-check client's files under `cert_dir`, as upstream's `NewFromCluster` uses them.
-    pub fn healthcheck_client(cert_dir: &Path) -> Self {
-        Self {
-            ca: cert_dir.join("etcd/ca.crt"),
-            cert: cert_dir.join("etcd/healthcheck-client.crt"),
-            key: cert_dir.join("etcd/healthcheck-client.key"),
-        }
-    }
-}
+pub use kubeadm_effects::etcd::{EtcdConnector, EtcdTlsFiles};
 
 /// Why no client to the etcd cluster could be made.
 #[derive(Debug, thiserror::Error)]

@@ -69,7 +69,7 @@ pub(crate) fn keys_needed(data: &InitData) -> Vec<KeyAlgorithm> {
     KUBECONFIG_SPECS
         .iter()
         .filter(|s| data.planned.contains(&format!("kubeconfig/{}", s.phase)))
-        .filter(|s| !data.fs.exists(&data.kubeconfig_dir.join(s.file_name)))
+        .filter(|s| !data.effects.fs.exists(&data.kubeconfig_dir.join(s.file_name)))
         .map(|_| CLIENT_KEY_ALGORITHM)
         .collect()
 }
@@ -82,7 +82,7 @@ pub(crate) fn run_parent(data: &mut InitData) -> Result<(), PhaseError> {
     ));
     let wanted = keys_needed(data);
     data.keys
-        .fill(&*data.keygen, &wanted)
+        .fill(&*data.effects.keygen, &wanted)
         .map_err(KubeconfigError::from)?;
     Ok(())
 }
@@ -119,13 +119,13 @@ fn create(data: &mut InitData, spec: &KubeconfigSpec) -> Result<(), KubeconfigEr
     let inputs = pki_inputs(&data.cfg);
     // Upstream resolves the control-plane endpoint for every spec, warning each time.
     if let (_, Some(w)) = control_plane_endpoint(&inputs)? {
-        data.reporter.warn("endpoint.go", &w);
+        data.effects.reporter.warn("endpoint.go", &w);
     }
     let server = server_url(spec, &inputs)?;
     let user = spec.client_name(&inputs);
     let path: PathBuf = data.kubeconfig_dir.join(spec.file_name);
     let path_text = path.display().to_string();
-    if data.fs.exists(&path) {
+    if data.effects.fs.exists(&path) {
         let expected = build_kubeconfig(
             &server,
             &inputs.cluster_name,
@@ -133,21 +133,21 @@ fn create(data: &mut InitData, spec: &KubeconfigSpec) -> Result<(), KubeconfigEr
             Some(&ca_cert),
             &UserAuth::Token(String::new()),
         );
-        let text = read_text(&*data.fs, &path).unwrap_or_default();
+        let text = read_text(&*data.effects.fs, &path).unwrap_or_default();
         let existing = kubeadm_yaml::parse_documents(&text)
             .ok()
             .and_then(|docs| docs.into_iter().next())
             .map(|d| d.value)
             .unwrap_or(serde_json::Value::Null);
         if let Some(w) = check_existing_kubeconfig(&path_text, &existing, &expected)? {
-            data.reporter.warn("kubeconfig.go", &w);
+            data.effects.reporter.warn("kubeconfig.go", &w);
         }
         data.say(&format!(
             "[kubeconfig] Using existing kubeconfig file: {path_text:?}"
         ));
         return Ok(());
     }
-    let key = data.keys.take(&*data.keygen, CLIENT_KEY_ALGORITHM)?;
+    let key = data.keys.take(&*data.effects.keygen, CLIENT_KEY_ALGORITHM)?;
     let template = CertTemplate {
         common_name: user.clone(),
         organization: spec.organizations.iter().map(|s| (*s).to_string()).collect(),
@@ -176,7 +176,8 @@ fn create(data: &mut InitData, spec: &KubeconfigSpec) -> Result<(), KubeconfigEr
         "[kubeconfig] Writing {:?} kubeconfig file",
         spec.file_name
     ));
-    data.fs
+    data.effects
+        .fs
         .write(
             &path,
             kubeadm_yaml::to_string(&doc).as_bytes(),
@@ -193,7 +194,7 @@ fn create(data: &mut InitData, spec: &KubeconfigSpec) -> Result<(), KubeconfigEr
 /// earns a warning).
 pub(crate) fn validate_for_external_ca(data: &mut InitData) -> Result<(), String> {
     let crt = data.cert_dir().join("ca.crt");
-    let ca = read_text(&*data.fs, &crt)
+    let ca = read_text(&*data.effects.fs, &crt)
         .and_then(|t| kubeadm_core::pki::CertInfo::from_pem(&t).ok())
         .ok_or_else(|| {
             format!(
@@ -206,7 +207,7 @@ pub(crate) fn validate_for_external_ca(data: &mut InitData) -> Result<(), String
     let local = kubeadm_core::kubeconfig::local_api_endpoint(&inputs).map_err(|e| e.to_string())?;
     let (cpe, warning) = control_plane_endpoint(&inputs).map_err(|e| e.to_string())?;
     if let Some(w) = warning {
-        data.reporter.warn("endpoint.go", &w);
+        data.effects.reporter.warn("endpoint.go", &w);
     }
     for (file, server) in [
         ("controller-manager.conf", &local),
@@ -224,7 +225,7 @@ pub(crate) fn validate_for_external_ca(data: &mut InitData) -> Result<(), String
         let path = data.kubeconfig_dir.join(file);
         let path_text = path.display().to_string();
         let wrap = |e: String| format!("the {file} file does not exists or it is not valid: {e}");
-        let Some(text) = read_text(&*data.fs, &path) else {
+        let Some(text) = read_text(&*data.effects.fs, &path) else {
             return Err(wrap(format!("stat {path_text}: no such file or directory")));
         };
         let existing = kubeadm_yaml::parse_documents(&text)
@@ -233,7 +234,7 @@ pub(crate) fn validate_for_external_ca(data: &mut InitData) -> Result<(), String
             .map(|d| d.value)
             .unwrap_or(serde_json::Value::Null);
         match check_existing_kubeconfig(&path_text, &existing, &expected) {
-            Ok(Some(w)) => data.reporter.warn("kubeconfig.go", &w),
+            Ok(Some(w)) => data.effects.reporter.warn("kubeconfig.go", &w),
             Ok(None) => {}
             Err(e) => return Err(wrap(e.to_string())),
         }

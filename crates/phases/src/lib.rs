@@ -49,9 +49,7 @@ pub use pki::{KeyPool, pki_inputs};
 pub use reset::ResetData;
 pub use upgrade::node::NodeData;
 
-/// Why an effect the binary supplies (a client it connects, a version it asks) failed: the
-/// supplier's own error, carried as itself (the supplier's crate is not a dependency of this one).
-pub type SuppliedError = Box<dyn std::error::Error + Send + Sync>;
+pub use kubeadm_effects::SuppliedError;
 
 /// A timeout variable's value that is not a positive Go duration; the message names the variable.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

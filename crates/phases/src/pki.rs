@@ -210,7 +210,7 @@ impl InitData {
     }
 
     pub(crate) fn serial(&self) -> u64 {
-        serial_from_random((self.random)())
+        serial_from_random((self.effects.random)())
     }
 
     /// Upstream's `CheckCertificatePeriodValidity`: a klog warning, once per name and run.
@@ -219,7 +219,7 @@ impl InitData {
             return;
         }
         if let Some(w) = period_warning(name, cert, self.now) {
-            self.reporter.warn("certs.go", &w);
+            self.effects.reporter.warn("certs.go", &w);
         }
     }
 
@@ -238,7 +238,8 @@ impl InitData {
         text: &str,
         mode: u32,
     ) -> Result<(), CertsError> {
-        self.fs
+        self.effects
+            .fs
             .write(path, text.as_bytes(), mode)
             .map_err(|source| CertsError::Write {
                 base_name: base_name.to_string(),
@@ -271,21 +272,24 @@ impl InitData {
     /// certificate not, the pending copy becomes the certificate; otherwise the copy is dropped.
     pub(crate) fn recover_pending(&self, base_name: &str, crt: &Path, key: &Path) -> Result<(), CertsError> {
         let pending = pending_path(crt);
-        let Some(text) = read_text(&*self.fs, &pending) else {
+        let Some(text) = read_text(&*self.effects.fs, &pending) else {
             return Ok(());
         };
-        if !self.fs.exists(crt) && self.fs.exists(key) {
+        if !self.effects.fs.exists(crt) && self.effects.fs.exists(key) {
             self.write_file(base_name, crt, &text, CERT_MODE)?;
         }
         self.remove_pending(base_name, &pending)
     }
 
     fn remove_pending(&self, base_name: &str, pending: &Path) -> Result<(), CertsError> {
-        self.fs.remove_file(pending).map_err(|source| CertsError::Write {
-            base_name: base_name.to_string(),
-            path: pending.display().to_string(),
-            source,
-        })
+        self.effects
+            .fs
+            .remove_file(pending)
+            .map_err(|source| CertsError::Write {
+                base_name: base_name.to_string(),
+                path: pending.display().to_string(),
+                source,
+            })
     }
 }
 
@@ -308,22 +312,22 @@ pub(crate) fn load_ca(data: &mut InitData, ca: CertId) -> Result<(CertInfo, Priv
         ca: ca_spec.name.to_string(),
         reason,
     };
-    if !data.fs.exists(&crt) && !data.fs.exists(&key) {
+    if !data.effects.fs.exists(&crt) && !data.effects.fs.exists(&key) {
         return Err(fail(format!(
             "couldn't load {base} certificate authority from {}",
             dir.display()
         )));
     }
-    let cert = read_text(&*data.fs, &crt)
+    let cert = read_text(&*data.effects.fs, &crt)
         .and_then(|t| CertInfo::from_pem(&t).ok())
         .ok_or_else(|| {
             fail(format!(
                 "failure loading {base} certificate authority: failed to load certificate: couldn't load the certificate file {}: {}",
                 crt.display(),
-                open_error(&*data.fs, &crt)
+                open_error(&*data.effects.fs, &crt)
             ))
         })?;
-    let private = match read_text(&*data.fs, &key) {
+    let private = match read_text(&*data.effects.fs, &key) {
         None => {
             return Err(fail(format!(
                 "failure loading {base} certificate authority: failed to load key: couldn't load the private key file {}: open {}: no such file or directory",

@@ -51,7 +51,7 @@ pub(crate) fn resource_of(obj: &Value) -> Resource {
 /// `upload-config kubeadm`.
 pub(crate) fn run_kubeadm(data: &mut InitData) -> Result<(), PhaseError> {
     let c = data.cluster.client().map_err(UploadConfigError::Client)?;
-    data.reporter.info(
+    data.effects.reporter.info(
         1,
         "uploadconfig.go",
         "[upload-config] Uploading the kubeadm ClusterConfiguration to a ConfigMap",
@@ -80,7 +80,7 @@ pub(crate) fn run_kubeadm(data: &mut InitData) -> Result<(), PhaseError> {
 /// `upload-config kubelet`.
 pub(crate) fn run_kubelet(data: &mut InitData) -> Result<(), PhaseError> {
     let c = data.cluster.client().map_err(UploadConfigError::Client)?;
-    data.reporter.info(
+    data.effects.reporter.info(
         1,
         "uploadconfig.go",
         "[upload-config] Uploading the kubelet component config to a ConfigMap",
@@ -101,13 +101,13 @@ pub(crate) fn run_kubelet(data: &mut InitData) -> Result<(), PhaseError> {
         .map_err(UploadConfigError::Kubelet)?;
     apply_rbac(c, &upload_config::kubelet_config_rbac()).map_err(UploadConfigError::Kubelet)?;
 
-    data.reporter.info(
+    data.effects.reporter.info(
         1,
         "uploadconfig.go",
         "[upload-config] Preserving the CRISocket information for the control-plane node",
     );
     let socket = data.cfg.init.node_registration.cri_socket.clone();
-    data.reporter.info(
+    data.effects.reporter.info(
         1,
         "patchnode.go",
         &format!("[patchnode] Uploading the CRI Socket information {socket:?} to the Node API object {:?} as an annotation", data.cfg.init.node_registration.name),

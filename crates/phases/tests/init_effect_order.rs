@@ -201,7 +201,7 @@ fn init_effects_follow_upstream_phase_order() {
         1_800_000_000,
         false,
     );
-    data.init_system = Box::new(LoggedInit(log.clone()));
+    data.effects.init_system = Arc::new(LoggedInit(log.clone()));
     kubeadm_phases::init::workflow()
         .run(&mut data, &[], &["preflight".to_string()])
         .unwrap_or_else(|e| panic!("init: {e:#}"));

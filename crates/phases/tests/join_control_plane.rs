@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use kubeadm_api::v1beta3::{ApiEndpoint, JoinConfiguration, JoinControlPlane};
+use kubeadm_effects::Effects;
 use kubeadm_effects::cluster::{Cluster, Resource};
 use kubeadm_effects::etcd::Etcd;
 use kubeadm_effects::fs::{DryRunFs, Fs};
@@ -17,7 +18,7 @@ use kubeadm_testkit::fakes::{FakeCluster, FakeEtcd, announced_member, started_me
 use serde_json::json;
 
 mod common;
-use common::{Captured, Shared, context, golden, load_config};
+use common::{Captured, Shared, context, effects, golden, load_config};
 
 const NODE: &str = "node2";
 const ADDRESS: &str = "192.0.2.3";
@@ -82,11 +83,7 @@ fn join(config: &str, etcd: Option<Arc<FakeEtcd>>, dry_run: bool) -> Run {
         hostname: NODE.into(),
         host: Default::default(),
         patches: None,
-        init_system: Box::new(kubeadm_host::init_system::HostInitSystem::detect()),
-        host_probe: Box::new(kubeadm_testkit::fakes::FakeHost::default()),
         runtime: Box::new(kubeadm_host::cri::CriClient::new("unix:///nonexistent.sock").expect("client")),
-        fs: Box::new(fs.clone()),
-        reporter: Box::new(Shared(out.clone())),
         connect: Box::new(|_| Err("no bootstrap client in this test".into())),
         fetch_url: Box::new(|_| Err("no fetch in this test".into())),
         tls_bootstrap: None,
@@ -94,12 +91,16 @@ fn join(config: &str, etcd: Option<Arc<FakeEtcd>>, dry_run: bool) -> Run {
         init_cfg: Some(cfg),
         control_plane_context: Box::new(|_| Err("the context is made by the test".into())),
         control_plane: Some(control_plane),
-        etcd: Box::new(move |endpoints, tls| {
-            assert_eq!(endpoints, ["https://192.0.2.2:2379"]);
-            assert!(tls.cert.ends_with("etcd/healthcheck-client.crt"), "{tls:?}");
-            let etcd = etcd.clone().expect("this run must not connect to etcd");
-            Ok(Box::new(etcd) as Box<dyn Etcd>)
-        }),
+        effects: Effects {
+            init_system: Arc::new(kubeadm_host::init_system::HostInitSystem::detect()),
+            etcd: Arc::new(move |endpoints, tls| {
+                assert_eq!(endpoints, ["https://192.0.2.2:2379"]);
+                assert!(tls.cert.ends_with("etcd/healthcheck-client.crt"), "{tls:?}");
+                let etcd = etcd.clone().expect("this run must not connect to etcd");
+                Ok(Box::new(etcd) as Box<dyn Etcd>)
+            }),
+            ..effects(fs.clone(), Arc::new(Shared(out.clone())), 1_800_000_000)
+        },
     };
     Run { data, out, fs }
 }

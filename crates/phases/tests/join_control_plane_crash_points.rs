@@ -95,7 +95,7 @@ fn cluster() -> (FakeCluster, Files) {
         *NOW,
         false,
     );
-    data.keygen = KEYS.clone();
+    data.effects.keygen = KEYS.clone();
     data.upload_certs = true;
     data.cfg.init.certificate_key = CERTIFICATE_KEY.into();
     kubeadm_phases::init::workflow()
@@ -345,14 +345,14 @@ impl Joining {
                 *NOW,
                 false,
             );
-            data.keygen = KEYS.clone();
+            data.effects.keygen = KEYS.clone();
             data.kubelet_dir = "/var/lib/kubelet".into();
             data.hostname = NODE.into();
             data.skip_token_print = true;
             data.skip_certificate_key_print = true;
             Ok(data)
         });
-        data.etcd = Box::new(move |_, _| {
+        data.effects.etcd = Arc::new(move |_, _| {
             Ok(Box::new(KubeletEtcd {
                 etcd: CrashEtcd(etcd.clone(), etcd_point.clone()),
                 host: host.clone(),

@@ -17,6 +17,7 @@ use std::sync::{Arc, Mutex};
 
 use kubeadm_api::dynamic::{DynamicInputs, HostFacts};
 use kubeadm_api::v1beta3::BootstrapTokenString;
+use kubeadm_effects::Effects;
 use kubeadm_effects::cluster::{Cluster, Resource};
 use kubeadm_effects::cri::{
     CriCall, CriError, Image, PodSandbox, Runtime, RuntimeStatus, RuntimeVersion, SandboxState,
@@ -26,7 +27,7 @@ use kubeadm_effects::fs::Fs;
 use kubeadm_effects::init_system::{InitSystem, InitSystemKind, ServiceError};
 use kubeadm_phases::ResetData;
 use kubeadm_phases::reset::finish::clean_stateful_dirs;
-use kubeadm_testkit::fakes::{FakeCluster, FakeEtcd, FakeHost};
+use kubeadm_testkit::fakes::{FakeCluster, FakeEtcd};
 use serde_json::json;
 
 mod common;
@@ -273,13 +274,19 @@ impl ResetNode {
             input: Box::new(io::Cursor::new(Vec::new())),
             dirs_to_clean: Vec::new(),
             stateful_dirs_after: true,
-            fs: Box::new(fs),
-            init_system: Box::new(Kubelet(crash.clone())),
             runtime: Box::new(Sandboxes(self.sandboxes.clone(), crash.clone())),
-            host_probe: Box::new(FakeHost::default()),
             cluster,
-            etcd: Box::new(move |_, _| Ok(Box::new(CrashEtcd(etcd.clone(), point.clone())) as Box<dyn Etcd>)),
-            reporter: Box::new(common::Shared(Arc::new(Captured::default()))),
+            effects: Effects {
+                init_system: Arc::new(Kubelet(crash.clone())),
+                etcd: Arc::new(move |_, _| {
+                    Ok(Box::new(CrashEtcd(etcd.clone(), point.clone())) as Box<dyn Etcd>)
+                }),
+                ..common::effects(
+                    Arc::new(fs),
+                    Arc::new(common::Shared(Arc::new(Captured::default()))),
+                    0,
+                )
+            },
         };
         kubeadm_phases::reset::workflow()
             .run(&mut data, &[], &[])

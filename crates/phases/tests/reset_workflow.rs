@@ -19,6 +19,7 @@ use kubeadm_testkit::fakes::{FakeCluster, FakeEtcd, FakeHost};
 use kubeadm_api::dynamic::{DynamicInputs, HostFacts};
 use kubeadm_api::internal::{InitConfig, load_init_config};
 use kubeadm_api::v1beta3::BootstrapTokenString;
+use kubeadm_effects::Effects;
 use kubeadm_effects::cluster::{Cluster, Resource};
 use kubeadm_effects::cri::{
     CriError, Image, PodSandbox, Runtime, RuntimeStatus, RuntimeVersion, SandboxState,
@@ -312,19 +313,26 @@ fn node(
         input: Box::new(io::Cursor::new(Vec::new())),
         dirs_to_clean: Vec::new(),
         stateful_dirs_after: true,
-        fs: Box::new(MemFs::new(&log, files, DIRS)),
-        init_system: Box::new(LoggedInit(log.clone(), init)),
         runtime: Box::new(LoggedRuntime(log.clone(), vec!["s1".into(), "s2".into()])),
-        host_probe: Box::new(FakeHost::default()),
         cluster: Some(Box::new(cluster)),
-        etcd: Box::new(move |endpoints, tls| {
-            push(
-                &connect_log,
-                format!("etcd connect {endpoints:?} {}", tls.cert.display()),
-            );
-            Ok(Box::new(etcd_for_connector.clone()) as Box<dyn Etcd>)
-        }),
-        reporter: Box::new(Shared(captured.clone())),
+        effects: Effects {
+            init_system: Arc::new(LoggedInit(log.clone(), init)),
+            etcd: Arc::new(move |endpoints, tls| {
+                push(
+                    &connect_log,
+                    format!("etcd connect {endpoints:?} {}", tls.cert.display()),
+                );
+                Ok(Box::new(etcd_for_connector.clone()) as Box<dyn Etcd>)
+            }),
+            fs: Arc::new(MemFs::new(&log, files, DIRS)),
+            host_probe: Arc::new(FakeHost::default()),
+            // Reset acts on the runtime above, opened from the socket it chose.
+            cri: Arc::new(|endpoint| panic!("reset opened a second runtime at {endpoint}")),
+            keygen: Arc::new(kubeadm_host::keygen::AwsLcKeyGen),
+            clock: Arc::new(|| 0),
+            random: || 42,
+            reporter: Arc::new(Shared(captured.clone())),
+        },
     };
     Node {
         data,
@@ -341,7 +349,7 @@ fn reset(n: &mut Node) -> String {
         .run(&mut n.data, &[], &[])
         .expect("reset");
     clean_stateful_dirs(&n.data);
-    n.data.reporter.out(CLEANUP_INSTRUCTIONS);
+    n.data.effects.reporter.out(CLEANUP_INSTRUCTIONS);
     n.captured.out.lock().expect("out").clone()
 }
 
@@ -427,7 +435,7 @@ fn control_plane_reset_prints_as_upstream_and_acts_in_order() {
     // What reset leaves: the emptied directories themselves, the CNI configuration, /proc/mounts.
     let fs_left: Vec<String> = {
         let n = n;
-        let fs = &n.data.fs;
+        let fs = &n.data.effects.fs;
         DIRS.iter()
             .chain(CONTROL_PLANE_FILES.iter().map(|(f, _)| f))
             .filter(|p| fs.exists(Path::new(p)))
@@ -507,7 +515,7 @@ fn worker_reset_prints_as_upstream() {
 fn dry_run_prints_as_upstream_and_touches_nothing() {
     let mut n = node(CONTROL_PLANE_FILES, None, true, None, single_member());
     let before = {
-        let fs: &dyn Fs = &*n.data.fs;
+        let fs: &dyn Fs = &*n.data.effects.fs;
         DIRS.iter()
             .chain(CONTROL_PLANE_FILES.iter().map(|(f, _)| f))
             .filter(|p| fs.exists(Path::new(p)))
@@ -515,7 +523,7 @@ fn dry_run_prints_as_upstream_and_touches_nothing() {
     };
     // The etcd manifest gives the data directory when there is no configuration.
     n.data
-        .fs
+        .effects.fs
         .write(
             Path::new("/etc/kubernetes/manifests/etcd.yaml"),
             b"apiVersion: v1\nkind: Pod\nspec:\n  volumes:\n  - hostPath:\n      path: /etc/kubernetes/pki/etcd\n    name: etcd-certs\n  - hostPath:\n      path: /var/lib/etcd\n      type: DirectoryOrCreate\n    name: etcd-data\n",
@@ -527,7 +535,7 @@ fn dry_run_prints_as_upstream_and_touches_nothing() {
     assert_eq!(out, format!("{UPSTREAM_DRY_RUN}{CLEANUP_INSTRUCTIONS}"));
     assert_eq!(*n.log.lock().expect("log"), Vec::<String>::new());
     assert!(n.etcd.calls().is_empty());
-    let fs: &dyn Fs = &*n.data.fs;
+    let fs: &dyn Fs = &*n.data.effects.fs;
     let after = DIRS
         .iter()
         .chain(CONTROL_PLANE_FILES.iter().map(|(f, _)| f))
@@ -596,7 +604,7 @@ fn the_prompt_needs_y_or_yes() {
 #[test]
 fn the_root_check_fails_unless_ignored() {
     let mut n = node(CONTROL_PLANE_FILES, None, false, None, vec![]);
-    n.data.host_probe = Box::new(FakeHost {
+    n.data.effects.host_probe = Arc::new(FakeHost {
         uid: 1000,
         ..FakeHost::default()
     });
@@ -613,7 +621,7 @@ fn the_root_check_fails_unless_ignored() {
     );
 
     let mut n = node(CONTROL_PLANE_FILES, None, false, None, vec![]);
-    n.data.host_probe = Box::new(FakeHost {
+    n.data.effects.host_probe = Arc::new(FakeHost {
         uid: 1000,
         ..FakeHost::default()
     });

@@ -33,6 +33,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use kubeadm_core::pki::CertInfo;
+use kubeadm_effects::Effects;
 use kubeadm_effects::cluster::{
     Call, Cluster, ClusterError, ListOptions, PatchType, Propagation, Resource, Verb,
 };
@@ -494,7 +495,7 @@ fn apply(node: &Node, crash: &Arc<CrashPoint>) -> Result<(), String> {
     }
     host.files.insert(format!("{PKI}/ca.key"), Vec::new());
     let point = crash.clone();
-    let etcd: EtcdConnector = Box::new(move |_, _| {
+    let etcd: EtcdConnector = Arc::new(move |_, _| {
         Ok(Box::new(CrashingEtcd(
             FakeEtcd::new(
                 &[&format!("https://{ADVERTISE}:2379")],
@@ -516,7 +517,6 @@ fn apply(node: &Node, crash: &Arc<CrashPoint>) -> Result<(), String> {
         default_route_ipv4: Some(ADVERTISE.parse().expect("ip")),
         ..Default::default()
     };
-    let out = Captured::default();
     let args = ["v1.25.16".to_string()];
     Apply {
         args: &args,
@@ -527,12 +527,7 @@ fn apply(node: &Node, crash: &Arc<CrashPoint>) -> Result<(), String> {
             ..ApplyFlags::default()
         },
         cluster: &cluster,
-        fs: &fs,
         host_facts: &host_facts,
-        host_probe: &host,
-        runtime: &runtime,
-        etcd: &etcd,
-        keygen: &**RENEWAL_KEYS,
         server_version: Box::new(move || {
             Ok(Box::new(move || {
                 if point.step() {
@@ -554,10 +549,15 @@ fn apply(node: &Node, crash: &Arc<CrashPoint>) -> Result<(), String> {
         kubernetes_dir: PathBuf::from("/etc/kubernetes"),
         kubelet_conf: PathBuf::from("/etc/kubernetes/kubelet.conf"),
         kubelet_dir: PathBuf::from("/nonexistent/kubelet"),
-        now: &|| *NOW + UPGRADE_AFTER,
-        random: counter,
         read_answer: &mut || unreachable!("--yes asks nothing"),
-        reporter: &out,
+        effects: Effects {
+            host_probe: Arc::new(host),
+            cri: Arc::new(runtime),
+            etcd,
+            keygen: RENEWAL_KEYS.clone(),
+            random: counter,
+            ..common::effects(Arc::new(fs), Arc::new(Captured::default()), *NOW + UPGRADE_AFTER)
+        },
     }
     .run()
     .map_err(|e| e.to_string())

@@ -277,7 +277,7 @@ fn node(version: &str) -> Node {
 }
 
 fn etcd_connector() -> EtcdConnector {
-    Box::new(|_, _| {
+    Arc::new(|_, _| {
         Ok(Box::new(FakeEtcd::new(
             &["https://192.0.2.2:2379"],
             vec![started_member(1, NODE, "192.0.2.2")],

@@ -17,8 +17,8 @@ pub(crate) fn wants_print(selector: &str, inv: &Invocation<'_>) -> bool {
 /// Prints the manifests of the addons `selector` names, as upstream's addon phases do with
 /// `--print-manifest` (after the same option checks as every init phase).
 pub(crate) fn print(selector: &str, inv: &Invocation<'_>, out: &mut Output) -> Result<(), CommandError> {
-    let opts = init_options::load(inv)?;
     let rep = reporter(inv);
+    let opts = init_options::load(inv, &rep)?;
     let which: &[Addon] = match selector {
         "addon/coredns" => &[Addon::CoreDns],
         "addon/kube-proxy" => &[Addon::KubeProxy],

@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use kubeadm_effects::Effects;
 use kubeadm_effects::cluster::{Cluster, DryRunCluster, Resource};
 use kubeadm_phases::InitData;
 
@@ -10,18 +11,20 @@ use crate::cobra::execute::Invocation;
 use crate::error::{CommandError, InitError};
 use crate::options::init_options::{self, InitOptions};
 use crate::options::patches::lazy_patches;
+use crate::setup;
 use crate::setup::workflow_data::init_data;
-use crate::setup::{self, reporter};
 
 /// Runs the init workflow: all of it (`filter` empty) or the phase `filter` names.
 pub(crate) fn run(inv: &Invocation<'_>, filter: &[String]) -> Result<(), CommandError> {
-    let opts = init_options::load(inv)?;
+    // The run's effects, chosen once; the configuration's warnings go through their reporter.
+    let effects = setup::effects(inv, inv.flags.bool("dry-run"));
+    let opts = init_options::load(inv, &*effects.reporter)?;
     let mut skip = inv.flags.strings("skip-phases");
     if filter.is_empty() && skip.is_empty() {
         skip = opts.cfg.init.skip_phases.clone();
     }
     let workflow = kubeadm_phases::init::workflow();
-    let mut data = context(inv, opts)?;
+    let mut data = context(effects, opts);
     // The phases that will run, so the `certs` phase can generate every key they need at once.
     data.planned = workflow
         .plan(filter, &skip)
@@ -64,11 +67,11 @@ fn dry_run_node(name: &str) -> serde_json::Value {
 
 /// How the phases reach the API server: the real client from `--kubeconfig`, or with `--dry-run` a
 /// client that prints every write and answers reads from a fake control-plane Node.
-fn cluster_access(inv: &Invocation<'_>, opts: &InitOptions) -> kubeadm_phases::ClusterAccess {
+fn cluster_access(effects: &Effects, opts: &InitOptions) -> kubeadm_phases::ClusterAccess {
     if opts.dry_run {
         // Upstream reads the admin.conf it just wrote to its dry-run folder; ours is in the overlay.
         let path = PathBuf::from(&opts.kubeconfig_dir).join("admin.conf");
-        let rep: std::sync::Arc<dyn kubeadm_effects::report::Reporter> = std::sync::Arc::new(reporter(inv));
+        let rep = effects.reporter.clone();
         let node = dry_run_node(&opts.cfg.init.node_registration.name);
         kubeadm_phases::ClusterAccess::new(
             path,
@@ -83,25 +86,22 @@ fn cluster_access(inv: &Invocation<'_>, opts: &InitOptions) -> kubeadm_phases::C
     }
 }
 
-fn context(inv: &Invocation<'_>, opts: InitOptions) -> Result<InitData, CommandError> {
-    let cluster = cluster_access(inv, &opts);
-    let fs = setup::fs(opts.dry_run);
+fn context(effects: Effects, opts: InitOptions) -> InitData {
+    let cluster = cluster_access(&effects, &opts);
     let patches = (!opts.patches_dir.is_empty()).then(|| lazy_patches(&opts.patches_dir));
-    let rep = reporter(inv);
     let base = init_data(
         opts.cfg,
         opts.dry_run,
-        fs,
-        rep,
+        effects,
         patches,
         PathBuf::from(&opts.kubeconfig_dir),
         cluster,
     );
-    Ok(InitData {
+    InitData {
         ignore_preflight_errors: opts.ignore_preflight_errors,
         upload_certs: opts.upload_certs,
         skip_token_print: opts.skip_token_print,
         skip_certificate_key_print: opts.skip_certificate_key_print,
         ..base
-    })
+    }
 }

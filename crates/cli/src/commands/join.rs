@@ -17,6 +17,7 @@ use kubeadm_api::v1beta3::{
 };
 use kubeadm_api::validation::validate_ignore_preflight_errors;
 use kubeadm_core::layout::{ADMIN_CONF, Layout};
+use kubeadm_effects::Effects;
 use kubeadm_effects::cluster::Cluster;
 use kubeadm_effects::report::Reporter;
 use kubeadm_host::cluster::KubeCluster;
@@ -27,7 +28,6 @@ use crate::cobra::execute::Invocation;
 use crate::error::{BadInput, CommandError, JoinError};
 use crate::options::config_load::{config_error, log_warnings, read_config};
 use crate::options::mixed_args;
-use crate::setup::reporter;
 use crate::setup::{self, host_facts};
 
 /// `DefaultAPIBindPort`, the default of `--apiserver-bind-port`.
@@ -70,14 +70,15 @@ Run 'kubectl get nodes' to see this node join the cluster.
 /// Runs the join workflow: all of it (`filter` empty) or the phase `filter` names.
 pub(crate) fn run(inv: &Invocation<'_>, filter: &[String]) -> Result<(), CommandError> {
     mixed_args::validate(&inv.flags).map_err(BadInput::from)?;
-    let rep = reporter(inv);
-    let cfg = load(inv, &rep)?;
+    // The run's effects, chosen once; loading the configuration reports through their reporter.
+    let effects = setup::effects(inv, inv.flags.bool("dry-run"));
+    let cfg = load(inv, &*effects.reporter)?;
     let mut skip = inv.flags.strings("skip-phases");
     if skip.is_empty() {
         skip = cfg.join.skip_phases.clone();
     }
     let workflow = kubeadm_phases::join::workflow();
-    let mut data = context(inv, cfg)?;
+    let mut data = context(inv, cfg, effects)?;
     // A failed preflight check exits 2 (see `CommandError::exit_code`).
     workflow.run(&mut data, filter, &skip)?;
     if filter.is_empty() {
@@ -91,9 +92,9 @@ pub(crate) fn run(inv: &Invocation<'_>, filter: &[String]) -> Result<(), Command
             } else {
                 "* A new etcd member was added to the local/stacked etcd cluster."
             };
-            data.reporter.out(&control_plane_done(etcd));
+            data.effects.reporter.out(&control_plane_done(etcd));
         } else {
-            data.reporter.out(WORKER_DONE);
+            data.effects.reporter.out(WORKER_DONE);
         }
     }
     Ok(())
@@ -237,11 +238,11 @@ fn connect(source: &ClientSource<'_>) -> Result<Box<dyn Cluster>, String> {
         .map_err(|e| e.to_string())
 }
 
-fn context(inv: &Invocation<'_>, cfg: JoinConfig) -> Result<JoinData, CommandError> {
+fn context(inv: &Invocation<'_>, cfg: JoinConfig, effects: Effects) -> Result<JoinData, CommandError> {
     let patches_dir =
         crate::options::patches::patches_dir(inv.flags.string("patches"), cfg.join.patches.as_ref());
     let patches = (!patches_dir.is_empty()).then(|| crate::options::patches::lazy_patches(&patches_dir));
-    let rep = reporter(inv);
+    let rep = &effects.reporter;
     let ignore = cfg
         .join
         .node_registration
@@ -249,7 +250,7 @@ fn context(inv: &Invocation<'_>, cfg: JoinConfig) -> Result<JoinData, CommandErr
         .iter()
         .cloned()
         .collect();
-    let runtime = setup::runtime(&cfg.join.node_registration.cri_socket);
+    let runtime = effects.runtime(&cfg.join.node_registration.cri_socket);
     // Upstream's `newJoinData`: a control plane whose admin.conf exists (phases run one by one)
     // reads the cluster with it instead of discovering.
     let tls_bootstrap = if inv.flags.bool("control-plane") && setup::stat_ok(Path::new(ADMIN_CONF)) {
@@ -269,8 +270,6 @@ fn context(inv: &Invocation<'_>, cfg: JoinConfig) -> Result<JoinData, CommandErr
         None
     };
     let dry_run = inv.flags.bool("dry-run");
-    // One file system for the join's phases and a control plane's: in a dry run, one overlay.
-    let fs: std::sync::Arc<dyn kubeadm_effects::fs::Fs> = std::sync::Arc::from(setup::fs(dry_run));
     Ok(JoinData {
         dry_run,
         ignore_preflight_errors: ignore,
@@ -279,11 +278,7 @@ fn context(inv: &Invocation<'_>, cfg: JoinConfig) -> Result<JoinData, CommandErr
         hostname: setup::hostname(),
         host: host_facts::gather(),
         patches: patches.clone(),
-        init_system: setup::init_system(dry_run),
-        host_probe: setup::host_probe(),
         runtime,
-        fs: Box::new(fs.clone()),
-        reporter: Box::new(rep.clone()),
         connect: Box::new(connect),
         fetch_url: Box::new(|url| kubeadm_host::https::get(url).map_err(|e| e.to_string())),
         tls_bootstrap,
@@ -294,32 +289,32 @@ fn context(inv: &Invocation<'_>, cfg: JoinConfig) -> Result<JoinData, CommandErr
         )
         .map_err(BadInput::Timeout)?,
         init_cfg: None,
-        control_plane_context: control_plane_context(rep.clone(), patches.clone(), fs, dry_run),
+        // One set of effects for the join's phases and a control plane's: in a dry run, one
+        // file-system overlay.
+        control_plane_context: control_plane_context(effects.clone(), patches.clone(), dry_run),
         control_plane: None,
-        etcd: setup::etcd_connector(),
         cfg: cfg.join,
+        effects,
     })
 }
 
-/// The context of a joining control plane's phases: `kubeadm init`'s, with the join's file system
-/// (the dry-run overlay in a dry run), the API client from `admin.conf` and the join's patches (read
+/// The context of a joining control plane's phases: `kubeadm init`'s, with the join's effects (the
+/// dry-run overlay in a dry run), the API client from `admin.conf` and the join's patches (read
 /// and announced once for both).
 fn control_plane_context(
-    rep: kubeadm_host::report::TerminalReporter,
+    effects: Effects,
     patches: Option<kubeadm_phases::patches::Patches>,
-    shared_fs: std::sync::Arc<dyn kubeadm_effects::fs::Fs>,
     dry_run: bool,
 ) -> kubeadm_phases::join::ControlPlaneContext {
     Box::new(move |cfg: InitConfig| {
-        let fs: Box<dyn kubeadm_effects::fs::Fs> = Box::new(shared_fs.clone());
+        let fs = &effects.fs;
         let cert_dir = PathBuf::from(&cfg.cluster.certificates_dir);
         let external_ca = fs.exists(&cert_dir.join("ca.crt")) && !fs.exists(&cert_dir.join("ca.key"));
         let cluster = setup::cluster_access(PathBuf::from(ADMIN_CONF));
         let base = crate::setup::workflow_data::init_data(
             cfg,
             dry_run,
-            fs,
-            rep.clone(),
+            effects.clone(),
             patches.clone(),
             Layout::default().kubernetes_dir(),
             cluster,

@@ -11,15 +11,12 @@ use kubeadm_api::validation::validate_ignore_preflight_errors;
 use kubeadm_core::layout::{ADMIN_CONF, Layout};
 use kubeadm_effects::cluster::Cluster;
 use kubeadm_effects::cri::DEFAULT_CRI_SOCKET;
-use kubeadm_effects::report::Reporter;
-use kubeadm_host::fs::RealFs;
 use kubeadm_phases::ResetData;
 use kubeadm_phases::reset::DEFAULT_CERT_DIR;
 use kubeadm_phases::reset::finish::{CLEANUP_INSTRUCTIONS, clean_stateful_dirs};
 
 use crate::cobra::execute::Invocation;
 use crate::error::{BadInput, CommandError, ResetError};
-use crate::setup::reporter;
 
 /// Runs the reset workflow: all of it with the final cleanup (`filter` empty), or one phase.
 pub(crate) fn run(inv: &Invocation<'_>, filter: &[String]) -> Result<(), CommandError> {
@@ -31,7 +28,7 @@ pub(crate) fn run(inv: &Invocation<'_>, filter: &[String]) -> Result<(), Command
     workflow.run(&mut data, filter, &skip)?;
     if filter.is_empty() {
         clean_stateful_dirs(&data);
-        data.reporter.out(CLEANUP_INSTRUCTIONS);
+        data.effects.reporter.out(CLEANUP_INSTRUCTIONS);
     }
     Ok(())
 }
@@ -40,7 +37,8 @@ pub(crate) fn run(inv: &Invocation<'_>, filter: &[String]) -> Result<(), Command
 fn context(inv: &Invocation<'_>) -> Result<ResetData, CommandError> {
     let f = &inv.flags;
     let dry_run = f.bool("dry-run");
-    let rep = reporter(inv);
+    let effects = crate::setup::effects(inv, dry_run);
+    let rep = &effects.reporter;
     // Phase commands have only the flags they inherit; the others keep upstream's defaults.
     let kubeconfig = or_default(f.string("kubeconfig"), ADMIN_CONF);
 
@@ -80,7 +78,7 @@ fn context(inv: &Invocation<'_>) -> Result<ResetData, CommandError> {
         let mut warnings = Vec::new();
         let fetched = kubeadm_phases::config_from_cluster::fetch_init_config(
             client,
-            &RealFs,
+            &*effects.fs,
             &kubelet_conf,
             &mut inputs,
             &mut warnings,
@@ -128,7 +126,7 @@ fn context(inv: &Invocation<'_>) -> Result<ResetData, CommandError> {
             socket
         }
     };
-    let runtime = crate::setup::runtime(&cri_socket);
+    let runtime = effects.runtime(&cri_socket);
     let layout = Layout::default();
     Ok(ResetData {
         cfg,
@@ -142,13 +140,9 @@ fn context(inv: &Invocation<'_>) -> Result<ResetData, CommandError> {
         input: Box::new(std::io::BufReader::new(std::io::stdin())),
         dirs_to_clean: Vec::new(),
         stateful_dirs_after: false,
-        fs: crate::setup::fs(dry_run),
-        init_system: crate::setup::init_system(dry_run),
         runtime,
-        host_probe: crate::setup::host_probe(),
         cluster,
-        etcd: crate::setup::etcd_connector(),
-        reporter: Box::new(rep),
+        effects,
     })
 }
 

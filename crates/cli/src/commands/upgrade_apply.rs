@@ -7,13 +7,12 @@ use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
 use kubeadm_core::layout::{KUBELET_CONF, KUBERNETES_DIR, Layout};
-use kubeadm_effects::cluster::Cluster;
 use kubeadm_phases::upgrade::apply::{Apply, ApplyFlags, ServerVersion};
 use kubeadm_phases::upgrade::staticpods::UPGRADE_MANIFEST_TIMEOUT_ENV;
 
 use crate::cobra::execute::Invocation;
 use crate::error::{CommandError, Output};
-use crate::setup::{host_facts, reporter};
+use crate::setup::host_facts;
 
 /// `kubeadm upgrade apply [version]`.
 pub(crate) fn run(inv: &Invocation<'_>, _: &mut Output) -> Result<(), CommandError> {
@@ -32,23 +31,17 @@ pub(crate) fn run(inv: &Invocation<'_>, _: &mut Output) -> Result<(), CommandErr
         allow_release_candidates: f.bool("allow-release-candidate-upgrades"),
         patches: f.string("patches"),
     };
-    let dry_run = flags.dry_run;
-    let rep = reporter(inv);
+    let effects = crate::setup::effects(inv, flags.dry_run);
 
     // enforceRequirements
     let kubeconfig = f.string("kubeconfig");
     let cluster =
-        crate::setup::workflow_data::client(inv, Path::new(&kubeconfig), dry_run).map_err(|source| {
-            CommandError::Client {
+        crate::setup::workflow_data::client(&effects.reporter, Path::new(&kubeconfig), flags.dry_run)
+            .map_err(|source| CommandError::Client {
                 kubeconfig: kubeconfig.clone(),
                 source,
-            }
-        })?;
-    let cluster: &dyn Cluster = &*cluster;
-    let fs = crate::setup::fs(dry_run);
-    let host_probe = crate::setup::host_probe();
-    let keygen = crate::setup::keygen();
-    let etcd = crate::setup::etcd_connector();
+            })?;
+    let fs = effects.fs.clone();
     let version_kubeconfig = PathBuf::from(&kubeconfig);
     let mut read_answer = || {
         let mut line = String::new();
@@ -57,13 +50,8 @@ pub(crate) fn run(inv: &Invocation<'_>, _: &mut Output) -> Result<(), CommandErr
     Apply {
         args: &inv.args,
         flags,
-        cluster,
-        fs: &*fs,
+        cluster: &*cluster,
         host_facts: &host_facts::gather,
-        host_probe: &*host_probe,
-        runtime: &|socket| crate::setup::runtime(socket),
-        etcd: &etcd,
-        keygen: &*keygen,
         server_version: Box::new(move || {
             let client = kubeadm_host::cluster::KubeCluster::from_kubeconfig(&version_kubeconfig)?;
             Ok(Box::new(move || client.server_version()) as ServerVersion<'_>)
@@ -74,10 +62,8 @@ pub(crate) fn run(inv: &Invocation<'_>, _: &mut Output) -> Result<(), CommandErr
         kubernetes_dir: PathBuf::from(KUBERNETES_DIR),
         kubelet_conf: PathBuf::from(KUBELET_CONF),
         kubelet_dir: Layout::default().kubelet_dir(),
-        now: &crate::setup::unix_now,
-        random: crate::setup::secrets::random_u64,
         read_answer: &mut read_answer,
-        reporter: &rep,
+        effects,
     }
     .run()?;
     Ok(())

@@ -19,7 +19,6 @@ use kubeadm_phases::upgrade::node::ControlPlaneTools;
 
 use crate::cobra::execute::Invocation;
 use crate::error::{BadInput, CommandError, UpgradeNodeError};
-use crate::setup::reporter;
 use crate::setup::workflow_data::client;
 
 /// The image repository releases before 1.25 defaulted to, and its successor.
@@ -41,7 +40,8 @@ pub(crate) fn run(inv: &Invocation<'_>, filter: &[String]) -> Result<(), Command
 fn context(inv: &Invocation<'_>) -> Result<NodeData, CommandError> {
     let f = &inv.flags;
     let dry_run = f.bool("dry-run");
-    let rep = reporter(inv);
+    let effects = crate::setup::effects(inv, dry_run);
+    let rep = &*effects.reporter;
     // Phase commands have only the flags they inherit; the others keep upstream's defaults.
     // Upstream's flag shows admin.conf as its default but holds kubelet.conf until it is set.
     let kubeconfig = if f.changed("kubeconfig") {
@@ -50,17 +50,19 @@ fn context(inv: &Invocation<'_>) -> Result<NodeData, CommandError> {
         KUBELET_CONF.to_string()
     };
     let is_control_plane = crate::setup::stat_ok(Path::new(APISERVER_MANIFEST));
-    let cluster = client(inv, Path::new(&kubeconfig), dry_run).map_err(|source| CommandError::Client {
-        kubeconfig: kubeconfig.clone(),
-        source,
+    let cluster = client(&effects.reporter, Path::new(&kubeconfig), dry_run).map_err(|source| {
+        CommandError::Client {
+            kubeconfig: kubeconfig.clone(),
+            source,
+        }
     })?;
 
     let host = crate::setup::host_facts::gather();
-    let fs = crate::setup::fs(dry_run);
+    let fs = &effects.fs;
     let mut cfg = if is_control_plane {
-        control_plane_config(&*cluster, &*fs, &host, &rep)?
+        control_plane_config(&*cluster, &**fs, &host, rep)?
     } else {
-        kubeadm_phases::fetch_new_node_config(&*cluster, &host, &rep, "upgrade")
+        kubeadm_phases::fetch_new_node_config(&*cluster, &host, rep, "upgrade")
             .map_err(UpgradeNodeError::from)?
     };
     // 1.25 reads the legacy registry as the new one; only `upgrade apply` writes that back.
@@ -83,7 +85,7 @@ fn context(inv: &Invocation<'_>) -> Result<NodeData, CommandError> {
     } else {
         Some((
             patches_dir.clone(),
-            crate::options::patches::read_patch_dir(&*fs, &patches_dir),
+            crate::options::patches::read_patch_dir(&**fs, &patches_dir),
         ))
     };
     let socket = if is_control_plane {
@@ -91,23 +93,20 @@ fn context(inv: &Invocation<'_>) -> Result<NodeData, CommandError> {
     } else {
         DEFAULT_CRI_SOCKET.to_string()
     };
-    let runtime = crate::setup::runtime(&socket);
+    let runtime = effects.runtime(&socket);
     let external_ca = kubeadm_phases::upgrade::diff::using_external_ca(
-        &*fs,
-        &*crate::setup::host_probe(),
+        &**fs,
+        &*effects.host_probe,
         Path::new(&cfg.cluster.certificates_dir),
-        crate::setup::unix_now(),
+        effects.now(),
     );
     let control_plane = ControlPlaneTools {
         // Phase commands have only the flags they inherit; the others keep upstream's defaults.
         etcd_upgrade: f.value("etcd-upgrade").is_none() || f.bool("etcd-upgrade"),
         renew_certs: f.value("certificate-renewal").is_none() || f.bool("certificate-renewal"),
         kubernetes_dir: PathBuf::from(KUBERNETES_DIR),
-        etcd: crate::setup::etcd_connector(),
-        keygen: crate::setup::keygen(),
         facts: crate::setup::manifest_host_facts(external_ca),
-        now: crate::setup::unix_now(),
-        random: crate::setup::secrets::random_u64,
+        now: effects.now(),
         timeout: kubeadm_phases::upgrade::staticpods::manifest_timeout(
             crate::setup::env_var(kubeadm_phases::upgrade::staticpods::UPGRADE_MANIFEST_TIMEOUT_ENV)
                 .as_deref(),
@@ -123,12 +122,10 @@ fn context(inv: &Invocation<'_>) -> Result<NodeData, CommandError> {
         patches,
         ignore_preflight_errors: ignore,
         kubelet_dir: Layout::default().kubelet_dir(),
-        fs,
-        host_probe: crate::setup::host_probe(),
         runtime,
-        reporter: Box::new(rep),
         control_plane,
         patches_announced: false,
+        effects,
     })
 }
 

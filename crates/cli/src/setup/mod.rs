@@ -10,14 +10,15 @@ pub(crate) mod secrets;
 pub(crate) mod workflow_data;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use kubeadm_core::manifests::{CA_CERTS_EXTRA_PATHS, ManifestHostFacts};
+use kubeadm_effects::Effects;
 use kubeadm_effects::cri::{CriError, Image, PodSandbox, Runtime, RuntimeStatus, RuntimeVersion};
 use kubeadm_effects::fs::{DryRunFs, Fs};
 use kubeadm_effects::host_probe::HostProbe;
 use kubeadm_effects::init_system::{DryRunInitSystem, InitSystem};
-use kubeadm_effects::keygen::KeyGen;
 use kubeadm_host::cri::CriClient;
 use kubeadm_host::fs::RealFs;
 use kubeadm_host::host_probe::RealHostProbe;
@@ -26,6 +27,24 @@ use kubeadm_host::keygen::AwsLcKeyGen;
 use kubeadm_host::report::TerminalReporter;
 
 use crate::cobra::execute::Invocation;
+
+/// Every effect a workflow acts through, chosen once for the run: the host's, or with `--dry-run`
+/// the decorators that print and keep writes (files in an overlay, the init system only said). The
+/// reporter follows the invocation's `-v` and `--skip-headers`.
+pub(crate) fn effects(inv: &Invocation<'_>, dry_run: bool) -> Effects {
+    Effects {
+        fs: Arc::from(fs(dry_run)),
+        init_system: Arc::from(init_system(dry_run)),
+        host_probe: Arc::new(RealHostProbe),
+        cri: Arc::new(runtime),
+        etcd: etcd_connector(),
+        // Key generation (RSA and ECDSA, on every core).
+        keygen: Arc::new(AwsLcKeyGen),
+        clock: Arc::new(unix_now),
+        random: secrets::random_u64,
+        reporter: Arc::new(reporter(inv)),
+    }
+}
 
 /// The file system: the real one, or with `--dry-run` the dry-run decorator over it (reads pass
 /// through, writes are printed and kept in memory).
@@ -49,11 +68,6 @@ pub(crate) fn init_system(dry_run: bool) -> Box<dyn InitSystem> {
 /// What the preflight checks read from the host.
 pub(crate) fn host_probe() -> Box<dyn HostProbe> {
     Box::new(RealHostProbe)
-}
-
-/// Key generation (RSA and ECDSA, on every core).
-pub(crate) fn keygen() -> Box<dyn KeyGen> {
-    Box::new(AwsLcKeyGen)
 }
 
 /// The container runtime at a CRI endpoint (`unix://…` or a socket path). An endpoint that names
@@ -160,7 +174,7 @@ pub(crate) fn cluster_access(path: PathBuf) -> kubeadm_phases::ClusterAccess {
 /// The etcd client reset and a control-plane join use: TLS from the etcd CA and a client
 /// certificate, endpoints synced with the member list.
 pub(crate) fn etcd_connector() -> kubeadm_phases::etcd_cluster::EtcdConnector {
-    Box::new(|endpoints, tls| {
+    Arc::new(|endpoints, tls| {
         kubeadm_host::etcd::EtcdClient::connect(endpoints, &tls.ca, &tls.cert, &tls.key)
             .map(|c| Box::new(c) as Box<dyn kubeadm_effects::etcd::Etcd>)
             .map_err(kubeadm_phases::SuppliedError::from)

@@ -6,23 +6,20 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use kubeadm_core::layout::Layout;
+use kubeadm_effects::Effects;
 use kubeadm_effects::cluster::{Cluster, DryRunCluster};
 use kubeadm_effects::report::Reporter;
 use kubeadm_host::cluster::KubeCluster;
 use kubeadm_phases::InitData;
 
-use crate::cobra::execute::Invocation;
-use crate::setup::{
-    host_probe, hostname, init_system, keygen, manifest_host_facts, open_check, reporter, runtime, unix_now,
-};
+use crate::setup::{hostname, manifest_host_facts, open_check};
 
 /// The init context with the real (or dry-run) effects and `init`'s flags at their defaults: what
 /// `init` completes from its flags, and what a joining control plane runs `init`'s phases with.
 pub(crate) fn init_data(
     cfg: kubeadm_api::internal::InitConfig,
     dry_run: bool,
-    fs: Box<dyn kubeadm_effects::fs::Fs>,
-    rep: kubeadm_host::report::TerminalReporter,
+    effects: Effects,
     patches: Option<kubeadm_phases::patches::Patches>,
     kubeconfig_dir: PathBuf,
     cluster: kubeadm_phases::ClusterAccess,
@@ -30,9 +27,10 @@ pub(crate) fn init_data(
     let layout = Layout::default();
     let cert_dir = PathBuf::from(&cfg.cluster.certificates_dir);
     // The CA certificate without its key: the user manages the CA.
+    let fs = &effects.fs;
     let manifest_facts =
         manifest_host_facts(fs.exists(&cert_dir.join("ca.crt")) && !fs.exists(&cert_dir.join("ca.key")));
-    let runtime = runtime(&cfg.init.node_registration.cri_socket);
+    let runtime = effects.runtime(&cfg.init.node_registration.cri_socket);
     InitData {
         dry_run,
         ignore_preflight_errors: Default::default(),
@@ -42,30 +40,25 @@ pub(crate) fn init_data(
         manifest_dir: layout.manifests_dir(),
         kubelet_dir: layout.kubelet_dir(),
         hostname: hostname(),
-        init_system: init_system(dry_run),
-        host_probe: host_probe(),
         runtime,
         kubeconfig_dir,
         patches,
         manifest_facts,
-        fs,
-        reporter: Box::new(rep),
-        keygen: std::sync::Arc::from(keygen()),
         keys: kubeadm_phases::KeyPool::default(),
-        now: unix_now(),
-        random: crate::setup::secrets::random_u64,
+        now: effects.now(),
         planned: Default::default(),
         external_ca: false,
         period_checked: Default::default(),
         cluster,
         cfg,
+        effects,
     }
 }
 
 /// Upstream's `getClient`: the kubeconfig's client, or in a dry run a decorator over it that
 /// records writes and prints every read with what it returned.
 pub(crate) fn client(
-    inv: &Invocation<'_>,
+    rep: &Arc<dyn Reporter>,
     path: &Path,
     dry_run: bool,
 ) -> Result<Box<dyn Cluster>, ClientError> {
@@ -73,7 +66,7 @@ pub(crate) fn client(
     if !dry_run {
         return Ok(Box::new(real));
     }
-    let rep: Arc<dyn Reporter> = Arc::new(reporter(inv));
+    let rep = Arc::clone(rep);
     Ok(Box::new(
         DryRunCluster::new(rep, kubeadm_yaml::to_string)
             .with_backend(Box::new(real))

@@ -107,8 +107,8 @@ pub(crate) fn run(data: &mut InitData) -> Result<(), PhaseError> {
         cluster_info::CLUSTER_INFO_CONFIG_MAP,
         kubeadm_core::cluster::meta::NAMESPACE_PUBLIC
     ));
-    let admin =
-        current_cluster(&*data.fs, &data.cluster.kubeconfig_path).map_err(BootstrapTokenError::AdminConf)?;
+    let admin = current_cluster(&*data.effects.fs, &data.cluster.kubeconfig_path)
+        .map_err(BootstrapTokenError::AdminConf)?;
     let info = cluster_info::cluster_info_config_map(&admin.ca_pem, &admin.server);
     c.create_or_update(&Resource::config_maps(), &info)
         .map_err(BootstrapTokenError::ClusterInfo)?;

@@ -131,26 +131,31 @@ mod tests {
             manifest_dir: PathBuf::from("/etc/kubernetes/manifests"),
             kubelet_dir: PathBuf::from("/var/lib/kubelet"),
             hostname: "node".into(),
-            init_system: Box::new(kubeadm_effects::init_system::DryRunInitSystem::new(
-                kubeadm_host::init_system::HostInitSystem::detect(),
-            )),
-            host_probe: Box::new(kubeadm_testkit::fakes::FakeHost::default()),
             runtime: Box::new(
                 kubeadm_host::cri::CriClient::new("unix:///nonexistent/cri.sock").expect("endpoint"),
             ),
             kubeconfig_dir: PathBuf::from("/etc/kubernetes"),
             patches: None,
             manifest_facts: Default::default(),
-            fs: Box::new(DryRunFs::new(Empty)),
-            reporter: Box::new(Lines(out)),
-            keygen: Arc::new(RecordingKeyGen { rsa, batches }),
             keys: Default::default(),
             now: 1_800_000_000,
-            random: || 42,
             planned: Default::default(),
             external_ca: false,
             period_checked: Default::default(),
             cluster: Default::default(),
+            effects: kubeadm_effects::Effects {
+                fs: Arc::new(DryRunFs::new(Empty)),
+                init_system: Arc::new(kubeadm_effects::init_system::DryRunInitSystem::new(
+                    kubeadm_host::init_system::HostInitSystem::detect(),
+                )),
+                host_probe: Arc::new(kubeadm_testkit::fakes::FakeHost::default()),
+                cri: Arc::new(|endpoint| panic!("the certs phases opened a runtime at {endpoint}")),
+                etcd: Arc::new(|_, _| Err("no etcd in this test".into())),
+                keygen: Arc::new(RecordingKeyGen { rsa, batches }),
+                clock: Arc::new(|| 1_800_000_000),
+                random: || 42,
+                reporter: Arc::new(Lines(out)),
+            },
         }
     }
 

@@ -34,7 +34,7 @@ pub(crate) enum EtcdError {
 /// `etcd local`.
 pub(crate) fn run_local(data: &mut InitData) -> Result<(), PhaseError> {
     let Some(local) = data.cfg.cluster.etcd.local.clone() else {
-        data.reporter.info(
+        data.effects.reporter.info(
             1,
             "etcd.rs",
             "[etcd] External etcd mode. Skipping the creation of a manifest for local etcd",
@@ -48,7 +48,8 @@ pub(crate) fn run_local(data: &mut InitData) -> Result<(), PhaseError> {
         ));
     } else {
         // Upstream's CreateDataDirectory: mode 0700, as etcd itself insists on.
-        data.fs
+        data.effects
+            .fs
             .create_dir_all(Path::new(&local.data_dir), 0o700)
             .map_err(|source| EtcdError::DataDir {
                 path: local.data_dir.clone(),

@@ -199,7 +199,7 @@ and service account keys on each node and then running the following as root:
 /// Upstream's `showJoinCommand`: the final text once per bootstrap token.
 pub fn show(data: &InitData) -> Result<(), JoinCommandError> {
     let path = &data.cluster.kubeconfig_path;
-    let cluster = current_cluster(&*data.fs, path)?;
+    let cluster = current_cluster(&*data.effects.fs, path)?;
     let pins = ca_pins(&cluster.ca_pem)?;
     let host_port = cluster.server.replace("https://", "");
     let withheld = "<value withheld>";
@@ -233,7 +233,7 @@ pub fn show(data: &InitData) -> Result<(), JoinCommandError> {
             },
             false,
         );
-        data.reporter.out(&done_text(&DoneText {
+        data.effects.reporter.out(&done_text(&DoneText {
             kubeconfig_path: &path.display().to_string(),
             control_plane_endpoint: !data.cfg.cluster.control_plane_endpoint.is_empty(),
             upload_certs: data.upload_certs,

@@ -51,8 +51,8 @@ pub(crate) fn run_cert_rotation(data: &mut InitData) -> Result<(), PhaseError> {
         .get("cert-dir")
         .map_or_else(|| data.kubelet_dir.join("pki"), PathBuf::from);
     let pem = pki.join("kubelet-client-current.pem");
-    if !data.fs.exists(&pem) {
-        data.reporter.info(
+    if !data.effects.fs.exists(&pem) {
+        data.effects.reporter.info(
             1,
             "kubeletfinalize.go",
             &format!("[kubelet-finalize] Assuming that kubelet client certificate rotation is disabled: stat {}: no such file or directory", pem.display()),
@@ -70,7 +70,7 @@ pub(crate) fn run_cert_rotation(data: &mut InitData) -> Result<(), PhaseError> {
         path: KUBELET_CONF.to_string(),
         reason,
     };
-    let bytes = data.fs.read(path).map_err(|e| {
+    let bytes = data.effects.fs.read(path).map_err(|e| {
         load(format!(
             "open {KUBELET_CONF}: {}",
             kubeadm_api::gofmt::io_error(&e)
@@ -104,13 +104,14 @@ pub(crate) fn run_cert_rotation(data: &mut InitData) -> Result<(), PhaseError> {
         m.insert("client-key".into(), json!(pem_text));
     }
     user["user"] = auth;
-    data.fs
+    data.effects
+        .fs
         .write(path, kubeadm_yaml::to_string(&doc).as_bytes(), 0o600)
         .map_err(|source| FinalizeError::Write {
             path: KUBELET_CONF.to_string(),
             source,
         })?;
-    data.reporter.info(
+    data.effects.reporter.info(
         1,
         "kubeletfinalize.go",
         "[kubelet-finalize] Restarting the kubelet to enable client certificate rotation",
@@ -121,7 +122,7 @@ pub(crate) fn run_cert_rotation(data: &mut InitData) -> Result<(), PhaseError> {
 
 /// Upstream's `TryRestartKubelet`: best effort, with its messages.
 fn try_restart(data: &InitData) {
-    let init = &*data.init_system;
+    let init = &*data.effects.init_system;
     if init.kind().is_none() {
         data.say("[kubelet-start] No supported init system detected, won't make sure the kubelet not running for a short period of time while setting up configuration for it.");
         return;
@@ -130,7 +131,7 @@ fn try_restart(data: &InitData) {
         data.say("[kubelet-start] Couldn't detect a kubelet service, can't make sure the kubelet not running for a short period of time while setting up configuration for it.");
     }
     if let Err(e) = init.service_restart(KUBELET) {
-        data.reporter.warn(
+        data.effects.reporter.warn(
             "kubelet.go",
             &format!("[kubelet-start] WARNING: unable to restart the kubelet service momentarily: [{e}]"),
         );

@@ -12,8 +12,14 @@ use crate::kubelet::{KubeletError, config_file, try_start, try_stop, write_file}
 /// `kubelet-start`.
 pub(crate) fn run_start(data: &mut InitData) -> Result<(), PhaseError> {
     if !data.dry_run {
-        data.reporter.info(1, "kubelet.rs", "Stopping the kubelet");
-        try_stop(&*data.init_system, &|l| data.say(l), &*data.reporter);
+        data.effects
+            .reporter
+            .info(1, "kubelet.rs", "Stopping the kubelet");
+        try_stop(
+            &*data.effects.init_system,
+            &|l| data.say(l),
+            &*data.effects.reporter,
+        );
     }
     let flags = kubelet::flags_env(&KubeletFlagsInputs {
         cluster: &data.cfg.cluster,
@@ -55,11 +61,15 @@ pub(crate) fn run_start(data: &mut InitData) -> Result<(), PhaseError> {
 
     if !data.dry_run {
         data.say("[kubelet-start] Starting the kubelet");
-        try_start(&*data.init_system, &|l| data.say(l), &*data.reporter);
+        try_start(
+            &*data.effects.init_system,
+            &|l| data.say(l),
+            &*data.effects.reporter,
+        );
     }
     Ok(())
 }
 
 fn write(data: &InitData, path: &Path, bytes: &[u8], what: &'static str) -> Result<(), KubeletError> {
-    write_file(&*data.fs, &data.kubelet_dir, path, bytes, what)
+    write_file(&*data.effects.fs, &data.kubelet_dir, path, bytes, what)
 }

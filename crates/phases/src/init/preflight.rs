@@ -14,14 +14,20 @@ pub(crate) fn run(data: &mut InitData) -> Result<(), PhaseError> {
     // On a terminal, each image pull shows on one line while it runs.
     let runtime = PullProgress {
         runtime: &*data.runtime,
-        reporter: &*data.reporter,
+        reporter: &*data.effects.reporter,
         prefix: "preflight",
     };
-    let run = run_init_preflight(&data.cfg, &ignore, &*data.host_probe, &runtime, data.dry_run);
+    let run = run_init_preflight(
+        &data.cfg,
+        &ignore,
+        &*data.effects.host_probe,
+        &runtime,
+        data.dry_run,
+    );
     for (stream, text) in &run.output {
         match stream {
-            Stream::Stdout => data.reporter.out(text),
-            Stream::Stderr => data.reporter.err(text),
+            Stream::Stdout => data.effects.reporter.out(text),
+            Stream::Stderr => data.effects.reporter.err(text),
         }
     }
     match run.error {

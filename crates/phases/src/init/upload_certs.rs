@@ -72,7 +72,10 @@ pub(crate) fn run(data: &mut InitData) -> Result<(), PhaseError> {
     data.cluster.client().map_err(UploadCertsError::Client)?;
     if data.cfg.init.certificate_key.is_empty() {
         let mut key = [0u8; upload_certs::CERTIFICATE_KEY_SIZE];
-        key.copy_from_slice(&random_bytes(data.random, upload_certs::CERTIFICATE_KEY_SIZE));
+        key.copy_from_slice(&random_bytes(
+            data.effects.random,
+            upload_certs::CERTIFICATE_KEY_SIZE,
+        ));
         data.cfg.init.certificate_key = upload_certs::certificate_key(&key);
     }
     upload(data)?;
@@ -97,7 +100,7 @@ fn upload(data: &InitData) -> Result<(), UploadCertsError> {
         .map_err(UploadCertsError::Key)?;
 
     // The short-lived token owning the Secret.
-    let random = data.random;
+    let random = data.effects.random;
     let token_string = BootstrapTokenString::generate(|| random().to_le_bytes()[0]);
     let id = token_string.id.clone();
     let token = upload_certs::upload_certs_token(token_string);
@@ -111,7 +114,7 @@ fn upload(data: &InitData) -> Result<(), UploadCertsError> {
     // certificates are not there, so upstream's dry run stores nulls (and prints no sealed key).
     let mut sealed = BTreeMap::new();
     for file in upload_certs::certs_to_transfer(&data.cfg.cluster) {
-        let value = match data.fs.read_on_disk(Path::new(&file.path)) {
+        let value = match data.effects.fs.read_on_disk(Path::new(&file.path)) {
             Ok(content) => {
                 let nonce: [u8; upload_certs::NONCE_SIZE] = random_bytes(random, upload_certs::NONCE_SIZE)
                     .try_into()

@@ -43,13 +43,13 @@ pub(crate) fn run(data: &mut InitData) -> Result<(), PhaseError> {
         .map_or_else(|| "4m0s".to_string(), |d| d.to_string());
     if data.dry_run {
         crate::dry_run::print_files(
-            &*data.fs,
-            &*data.reporter,
+            &*data.effects.fs,
+            &*data.effects.reporter,
             Some(&data.manifest_dir),
             &data.kubelet_dir,
         );
     }
-    data.reporter.info(
+    data.effects.reporter.info(
         1,
         "waitcontrolplane.go",
         "[wait-control-plane] Waiting for the API server to be healthy",
@@ -72,11 +72,11 @@ pub(crate) fn run(data: &mut InitData) -> Result<(), PhaseError> {
             Ok(())
         }
         Err(e) => {
-            data.reporter.out(&failure_text(
+            data.effects.reporter.out(&failure_text(
                 &e.to_string(),
                 &data.cfg.init.node_registration.cri_socket,
             ));
-            data.reporter.out(&diagnosis(data, client));
+            data.effects.reporter.out(&diagnosis(data, client));
             Err(WaitError::Timeout.into())
         }
     }
@@ -97,8 +97,11 @@ fn wait_for_kubelet_and_api(
 ) -> Result<Duration, BesideKubelet<ClusterError>> {
     let mut delay = Duration::from_millis(50);
     let mut last = None;
-    let waited =
-        crate::kubelet::wait_beside_kubelet_check(client, &*data.host_probe, &|l| data.say(l), |elapsed| {
+    let waited = crate::kubelet::wait_beside_kubelet_check(
+        client,
+        &*data.effects.host_probe,
+        &|l| data.say(l),
+        |elapsed| {
             match client.healthy() {
                 Ok(true) => return Step::Done(elapsed),
                 Ok(false) => {}
@@ -109,13 +112,14 @@ fn wait_for_kubelet_and_api(
             }
             let pause = delay.min(timeout - elapsed);
             delay = (delay * 2).min(MAX_HEALTH_POLL);
-            data.reporter.progress(
+            data.effects.reporter.progress(
                 "[wait-control-plane] Waiting for the API server to answer /healthz",
                 elapsed,
             );
             Step::Again(pause)
-        });
-    data.reporter.progress_end();
+        },
+    );
+    data.effects.reporter.progress_end();
     waited
 }
 
@@ -148,8 +152,8 @@ const CONTROL_PLANE: [&str; 4] = [
 fn diagnosis(data: &InitData, client: &dyn kubeadm_effects::cluster::Cluster) -> String {
     let mut more = vec![crate::diagnose::api_server(client)];
     more.extend(crate::diagnose::etcd(
-        &*data.host_probe,
-        &*data.fs,
+        &*data.effects.host_probe,
+        &*data.effects.fs,
         &data.manifest_dir,
     ));
     crate::diagnose::static_pods(data, &CONTROL_PLANE, more)

@@ -14,7 +14,7 @@ pub(crate) fn run_check_etcd(data: &mut JoinData) -> Result<(), PhaseError> {
         return Ok(());
     }
     data.control_plane_data()?;
-    let (Some(cp), connect) = (data.control_plane.as_ref(), &data.etcd) else {
+    let (Some(cp), connect) = (data.control_plane.as_ref(), &data.effects.etcd) else {
         return Ok(());
     };
     if cp.cfg.cluster.etcd.external.is_some() {

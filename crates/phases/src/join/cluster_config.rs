@@ -14,7 +14,8 @@ use crate::join::{ClientSource, JoinData};
 /// Discovery, once per run (upstream's `TLSBootstrapCfg`).
 fn ensure_discovered(data: &mut JoinData) -> Result<(), PhaseError> {
     if data.tls_bootstrap.is_none() {
-        data.reporter
+        data.effects
+            .reporter
             .info(1, "join.go", "[preflight] Discovering cluster-info");
         data.tls_bootstrap = Some(tls_bootstrap_config(data)?);
     }
@@ -29,17 +30,19 @@ pub(crate) fn ensure_init_cfg(data: &mut JoinData) -> Result<(), PhaseError> {
     }
     ensure_discovered(data)?;
     let mut tls = data.tls_bootstrap.clone().unwrap_or(Value::Null);
-    data.reporter
+    data.effects
+        .reporter
         .info(1, "join.go", "[preflight] Fetching init configuration");
-    data.reporter
+    data.effects
+        .reporter
         .info(1, "join.go", "[preflight] Retrieving KubeConfig objects");
     let client = data
         .client(&ClientSource::Kubeconfig(&kc::to_text(&tls)))
         .map_err(FetchError::Client)?;
-    let mut cfg = fetch_new_node_config(&*client, &data.host, &*data.reporter, "preflight")?;
+    let mut cfg = fetch_new_node_config(&*client, &data.host, &*data.effects.reporter, "preflight")?;
     // What defaulting the cluster's configuration warned of, as upstream logs it (e.g. that the
     // init system cannot say whether systemd-resolved is active), as `upgrade` does.
-    log_config_warnings(&*data.reporter, &cfg.warnings);
+    log_config_warnings(&*data.effects.reporter, &cfg.warnings);
     cfg.init.node_registration = data.cfg.node_registration.clone();
     if let Some(cp) = &data.cfg.control_plane {
         cfg.init.local_api_endpoint = cp.local_api_endpoint.clone();

@@ -76,7 +76,7 @@ pub(crate) fn run_etcd(data: &mut JoinData) -> Result<(), PhaseError> {
     }
     data.control_plane_data()?;
     let dry_run = data.dry_run;
-    let (Some(cp), connect) = (data.control_plane.as_mut(), &data.etcd) else {
+    let (Some(cp), connect) = (data.control_plane.as_mut(), &data.effects.etcd) else {
         return Ok(());
     };
     if !dry_run {
@@ -94,7 +94,8 @@ pub(crate) fn run_etcd(data: &mut JoinData) -> Result<(), PhaseError> {
         return write_etcd_manifest(cp, &[], true);
     }
     // Upstream's CreateDataDirectory: mode 0700, as etcd itself insists on.
-    cp.fs
+    cp.effects
+        .fs
         .create_dir_all(Path::new(&local.data_dir), 0o700)
         .map_err(|source| JoinEtcdError::DataDir {
             path: local.data_dir.clone(),
@@ -106,7 +107,7 @@ pub(crate) fn run_etcd(data: &mut JoinData) -> Result<(), PhaseError> {
     let peer = peer_url(&endpoint);
     let (initial, existed) = add_joining_member(&*etcd, &name, &peer).map_err(JoinEtcdError::from)?;
     if existed {
-        cp.reporter.info(
+        cp.effects.reporter.info(
             0,
             "etcd.go",
             &format!("[etcd] The etcd member {peer} was announced by an earlier attempt; using it"),
@@ -128,7 +129,7 @@ pub(crate) fn run_etcd(data: &mut JoinData) -> Result<(), PhaseError> {
     // On a terminal, the wait and its seconds so far on one line (nothing anywhere else).
     let waited = std::cell::Cell::new(Duration::ZERO);
     let pause = |d: Duration| {
-        cp.reporter.progress(
+        cp.effects.reporter.progress(
             "[etcd] Waiting for the new etcd member to join the cluster",
             waited.get(),
         );
@@ -136,17 +137,19 @@ pub(crate) fn run_etcd(data: &mut JoinData) -> Result<(), PhaseError> {
         waited.set(waited.get() + d);
     };
     let available = wait_for_cluster_available(&*etcd, &endpoints, retries, ETCD_POLL_INTERVAL, &pause);
-    cp.reporter.progress_end();
+    cp.effects.reporter.progress_end();
     available.map_err(|source| {
         // Beyond upstream: the kubelet, etcd's health, a member already of this node's name, the
         // etcd image and container, its last log lines.
-        let mut more: Vec<_> = crate::diagnose::etcd(&*cp.host_probe, &*cp.fs, &cp.manifest_dir)
-            .into_iter()
-            .collect();
+        let mut more: Vec<_> =
+            crate::diagnose::etcd(&*cp.effects.host_probe, &*cp.effects.fs, &cp.manifest_dir)
+                .into_iter()
+                .collect();
         if let Ok(members) = etcd.list_members() {
             more.extend(crate::diagnose::etcd_name_taken(&members, &name, &peer));
         }
-        cp.reporter
+        cp.effects
+            .reporter
             .out(&crate::diagnose::static_pods(cp, &["etcd"], more));
         JoinEtcdError::Wait {
             manifest: cp.manifest_dir.join("etcd.yaml").display().to_string(),
@@ -160,7 +163,7 @@ pub(crate) fn run_etcd(data: &mut JoinData) -> Result<(), PhaseError> {
 /// client certificate of this node.
 pub(crate) fn etcd_client(cp: &InitData, connect: &EtcdConnector) -> Result<Box<dyn Etcd>, JoinEtcdError> {
     let client = cp.cluster.client()?;
-    let log = |line: &str| cp.reporter.info(1, "etcd.go", line);
+    let log = |line: &str| cp.effects.reporter.info(1, "etcd.go", line);
     Ok(client_from_cluster(
         client,
         Path::new(&cp.cfg.cluster.certificates_dir),

@@ -65,7 +65,7 @@ pub enum DownloadError {
 /// credentials. Every value is decrypted before any file is written.
 pub(crate) fn run_download_certs(data: &mut JoinData) -> Result<(), PhaseError> {
     if data.cfg.control_plane.is_none() || data.certificate_key().is_empty() {
-        data.reporter.info(
+        data.effects.reporter.info(
             1,
             "controlplaneprepare.go",
             "[download-certs] Skipping certs download",
@@ -102,7 +102,8 @@ pub(crate) fn run_download_certs(data: &mut JoinData) -> Result<(), PhaseError> 
             RestoredKind::PrivateKey => 0o600,
             RestoredKind::Public => 0o644,
         };
-        data.fs
+        data.effects
+            .fs
             .write(&PathBuf::from(&f.path), &f.data, mode)
             .map_err(|source| DownloadError::Write {
                 path: f.path.clone(),

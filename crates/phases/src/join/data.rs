@@ -10,15 +10,10 @@ use kubeadm_api::internal::InitConfig;
 use kubeadm_api::v1beta3::JoinConfiguration;
 use kubeadm_effects::cluster::Cluster;
 use kubeadm_effects::cri::Runtime;
-use kubeadm_effects::fs::Fs;
-use kubeadm_effects::host_probe::HostProbe;
-use kubeadm_effects::init_system::InitSystem;
-use kubeadm_effects::report::Reporter;
 use kubeadm_workflow::PhaseError;
 use serde_json::Value;
 
 use crate::InitData;
-use crate::etcd_cluster::EtcdConnector;
 use crate::join::cluster_config::ensure_init_cfg;
 
 /// What an API client is made from during a join.
@@ -66,16 +61,8 @@ pub struct JoinData {
     /// Patches to apply to the kubelet configuration and, for a control plane, to its static pods
     /// (`--patches`), read where first needed; a joining control plane's phases share them.
     pub patches: Option<crate::patches::Patches>,
-    /// The init system that runs the kubelet.
-    pub init_system: Box<dyn InitSystem>,
-    /// What preflight reads from the host.
-    pub host_probe: Box<dyn HostProbe>,
     /// The container runtime, over CRI.
     pub runtime: Box<dyn Runtime>,
-    /// The file system.
-    pub fs: Box<dyn Fs>,
-    /// Where output goes.
-    pub reporter: Box<dyn Reporter>,
     /// Creates API clients.
     pub connect: JoinConnector,
     /// Fetches a discovery file given as an `https://` URL.
@@ -92,8 +79,8 @@ pub struct JoinData {
     pub control_plane_context: ControlPlaneContext,
     /// The context of the control-plane phases, made on first use.
     pub control_plane: Option<InitData>,
-    /// Connects to the etcd cluster (a control-plane join with local etcd).
-    pub etcd: EtcdConnector,
+    /// The effects the phases act through (real, or dry-run), chosen once by the caller.
+    pub effects: kubeadm_effects::Effects,
 }
 
 impl std::fmt::Debug for JoinData {
@@ -109,7 +96,7 @@ impl std::fmt::Debug for JoinData {
 impl JoinData {
     /// Prints a line of phase output (upstream's `fmt.Printf` lines).
     pub fn say(&self, line: &str) {
-        self.reporter.out(&format!("{line}\n"));
+        self.effects.reporter.out(&format!("{line}\n"));
     }
 
     /// A client made by the connector.

@@ -76,15 +76,16 @@ pub(crate) fn run_kubelet_start(data: &mut JoinData) -> Result<(), PhaseError> {
     let bootstrap = data.kubeconfig_dir.join(BOOTSTRAP_KUBELET_CONF);
     let result = kubelet_start(data, &bootstrap);
     // Upstream's deferred removal: the bootstrap token leaves the disk whatever happened.
-    let _ = data.fs.remove_file(&bootstrap);
+    let _ = data.effects.fs.remove_file(&bootstrap);
     result
 }
 
 fn write(data: &JoinData, path: &Path, bytes: &[u8], mode: u32, what: &str) -> Result<(), KubeletStartError> {
     let dir = path.parent().unwrap_or(Path::new("/"));
-    data.fs
+    data.effects
+        .fs
         .create_dir_all(dir, 0o755)
-        .and_then(|()| data.fs.write(path, bytes, mode))
+        .and_then(|()| data.effects.fs.write(path, bytes, mode))
         .map_err(|source| KubeletStartError::Write {
             what: what.to_string(),
             source,
@@ -94,7 +95,7 @@ fn write(data: &JoinData, path: &Path, bytes: &[u8], mode: u32, what: &str) -> R
 fn kubelet_start(data: &mut JoinData, bootstrap: &Path) -> Result<(), PhaseError> {
     let tls = data.tls_bootstrap.clone().unwrap_or(Value::Null);
     let text = kc::to_text(&tls);
-    data.reporter.info(
+    data.effects.reporter.info(
         1,
         "kubelet.go",
         &format!(
@@ -110,7 +111,7 @@ fn kubelet_start(data: &mut JoinData, bootstrap: &Path) -> Result<(), PhaseError
         "couldn't save bootstrap-kubelet.conf to disk",
     )?;
     let ca_path = Path::new(&data.cfg.ca_cert_path);
-    if !data.fs.exists(ca_path) {
+    if !data.effects.fs.exists(ca_path) {
         use base64::Engine as _;
         let ca = base64::engine::general_purpose::STANDARD
             .decode(kc::default_cluster(&tls).certificate_authority_data.trim())
@@ -152,9 +153,14 @@ fn kubelet_start(data: &mut JoinData, bootstrap: &Path) -> Result<(), PhaseError
     if data.dry_run {
         data.say("[kubelet-start] Would stop the kubelet");
     } else {
-        data.reporter
+        data.effects
+            .reporter
             .info(1, "kubelet.go", "[kubelet-start] Stopping the kubelet");
-        crate::kubelet::try_stop(&*data.init_system, &|l| data.say(l), &*data.reporter);
+        crate::kubelet::try_stop(
+            &*data.effects.init_system,
+            &|l| data.say(l),
+            &*data.effects.reporter,
+        );
     }
     let Some(init_cfg) = data.init_cfg.as_ref() else {
         return Err(KubeletStartError::NoKubeletConfig.into());
@@ -172,7 +178,7 @@ fn kubelet_start(data: &mut JoinData, bootstrap: &Path) -> Result<(), PhaseError
         crate::kubelet::config_file(kc_cfg, patches, &data.kubelet_dir, &|l| data.say(l))
             .map_err(KubeletStartError::Patch)?;
     crate::kubelet::write_file(
-        &*data.fs,
+        &*data.effects.fs,
         &data.kubelet_dir,
         &config_path,
         config_text.as_bytes(),
@@ -192,7 +198,7 @@ fn kubelet_start(data: &mut JoinData, bootstrap: &Path) -> Result<(), PhaseError
         env_path.display().to_string()
     ));
     crate::kubelet::write_file(
-        &*data.fs,
+        &*data.effects.fs,
         &data.kubelet_dir,
         &env_path,
         flags.as_bytes(),
@@ -204,11 +210,20 @@ fn kubelet_start(data: &mut JoinData, bootstrap: &Path) -> Result<(), PhaseError
         // The files the run would have written; a control plane's manifests too.
         let manifests = data.kubeconfig_dir.join("manifests");
         let manifest_dir = data.cfg.control_plane.as_ref().map(|_| manifests.as_path());
-        crate::dry_run::print_files(&*data.fs, &*data.reporter, manifest_dir, &data.kubelet_dir);
+        crate::dry_run::print_files(
+            &*data.effects.fs,
+            &*data.effects.reporter,
+            manifest_dir,
+            &data.kubelet_dir,
+        );
         return Ok(());
     }
     data.say("[kubelet-start] Starting the kubelet");
-    crate::kubelet::try_start(&*data.init_system, &|l| data.say(l), &*data.reporter);
+    crate::kubelet::try_start(
+        &*data.effects.init_system,
+        &|l| data.say(l),
+        &*data.effects.reporter,
+    );
 
     data.say("[kubelet-start] Waiting for the kubelet to perform the TLS Bootstrap...");
     let kubelet_conf = data.kubeconfig_dir.join(KUBELET_CONF);
@@ -216,12 +231,14 @@ fn kubelet_start(data: &mut JoinData, bootstrap: &Path) -> Result<(), PhaseError
         Some(c) => c,
         None => {
             let e = KubeletStartError::Timeout;
-            data.reporter.out(&crate::kubelet::failure_text(&e.to_string()));
+            data.effects
+                .reporter
+                .out(&crate::kubelet::failure_text(&e.to_string()));
             // Beyond upstream: what the host shows (see crate::diagnose).
             let mut findings = crate::diagnose::kubelet(&crate::diagnose::KubeletHost {
-                probe: &*data.host_probe,
+                probe: &*data.effects.host_probe,
                 runtime: &*data.runtime,
-                fs: &*data.fs,
+                fs: &*data.effects.fs,
                 kubelet_dir: &data.kubelet_dir,
             });
             let token_id = data
@@ -236,23 +253,25 @@ fn kubelet_start(data: &mut JoinData, bootstrap: &Path) -> Result<(), PhaseError
                 &*bootstrap_client,
                 user.as_deref(),
             ));
-            let local = data.host_probe.local_addresses().unwrap_or_default();
+            let local = data.effects.host_probe.local_addresses().unwrap_or_default();
             findings.extend(crate::diagnose::node_name_taken(
                 &*bootstrap_client,
                 &node_name,
                 &local,
             ));
-            data.reporter.out(&crate::diagnose::render(&findings, &[]));
+            data.effects
+                .reporter
+                .out(&crate::diagnose::render(&findings, &[]));
             return Err(e.into());
         }
     };
-    data.reporter.info(
+    data.effects.reporter.info(
         1,
         "kubelet.go",
         "[kubelet-start] preserving the crisocket information for the node",
     );
     let socket = data.cfg.node_registration.cri_socket.clone();
-    data.reporter.info(
+    data.effects.reporter.info(
         1,
         "patchnode.go",
         &format!(
@@ -286,9 +305,12 @@ fn node_is_ready(node: &Value) -> bool {
 /// condition`).
 fn wait_for_kubelet_conf(data: &JoinData, pacer: &dyn Cluster, path: &Path) -> Option<Box<dyn Cluster>> {
     let timeout = data.tls_bootstrap_timeout;
-    let client =
-        crate::kubelet::wait_beside_kubelet_check(pacer, &*data.host_probe, &|l| data.say(l), |elapsed| {
-            if data.fs.exists(path)
+    let client = crate::kubelet::wait_beside_kubelet_check(
+        pacer,
+        &*data.effects.host_probe,
+        &|l| data.say(l),
+        |elapsed| {
+            if data.effects.fs.exists(path)
                 && let Ok(c) = data.client(&ClientSource::File(path))
             {
                 return Step::Done(c);
@@ -296,13 +318,14 @@ fn wait_for_kubelet_conf(data: &JoinData, pacer: &dyn Cluster, path: &Path) -> O
             if elapsed >= timeout {
                 return Step::Failed(());
             }
-            data.reporter.progress(
+            data.effects.reporter.progress(
                 "[kubelet-start] Waiting for the kubelet's TLS bootstrap (kubelet.conf)",
                 elapsed,
             );
             Step::Again(TLS_BOOTSTRAP_INTERVAL.min(timeout - elapsed))
-        });
-    data.reporter.progress_end();
+        },
+    );
+    data.effects.reporter.progress_end();
     client.ok()
 }
 

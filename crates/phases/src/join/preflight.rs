@@ -29,7 +29,7 @@ pub struct NotReadyForControlPlane(pub NotReadyReason);
 /// Upstream's `runPreflight`.
 pub(crate) fn run_preflight(data: &mut JoinData) -> Result<(), PhaseError> {
     let ignore = IgnoreSet::from(data.ignore_preflight_errors.clone());
-    let run = run_join_preflight(&data.cfg, &ignore, &*data.host_probe, &*data.runtime);
+    let run = run_join_preflight(&data.cfg, &ignore, &*data.effects.host_probe, &*data.runtime);
     report(data, run)?;
     ensure_init_cfg(data)?;
     if data.cfg.control_plane.is_none() {
@@ -39,21 +39,23 @@ pub(crate) fn run_preflight(data: &mut JoinData) -> Result<(), PhaseError> {
         return Ok(());
     };
     let has_key = !data.certificate_key().is_empty();
-    ready_for_additional_control_plane(cfg, has_key, &*data.fs, &|w| data.reporter.warn("certs.go", w))
-        .map_err(NotReadyForControlPlane)?;
+    ready_for_additional_control_plane(cfg, has_key, &*data.effects.fs, &|w| {
+        data.effects.reporter.warn("certs.go", w)
+    })
+    .map_err(NotReadyForControlPlane)?;
     data.say("[preflight] Running pre-flight checks before initializing the new control plane instance");
     let checks = control_plane_join_checks(cfg, has_key);
-    let run = run_checks(&checks, &*data.host_probe, &*data.runtime, &ignore);
+    let run = run_checks(&checks, &*data.effects.host_probe, &*data.runtime, &ignore);
     report(data, run)?;
     let runtime = PullProgress {
         runtime: &*data.runtime,
-        reporter: &*data.reporter,
+        reporter: &*data.effects.reporter,
         prefix: "preflight",
     };
     let pull = pull_images(
         cfg,
         &ignore,
-        &*data.host_probe,
+        &*data.effects.host_probe,
         &runtime,
         data.dry_run,
         "preflight",
@@ -65,8 +67,8 @@ pub(crate) fn run_preflight(data: &mut JoinData) -> Result<(), PhaseError> {
 fn report(data: &JoinData, run: PreflightRun) -> Result<(), PhaseError> {
     for (stream, text) in &run.output {
         match stream {
-            Stream::Stdout => data.reporter.out(text),
-            Stream::Stderr => data.reporter.err(text),
+            Stream::Stdout => data.effects.reporter.out(text),
+            Stream::Stderr => data.effects.reporter.err(text),
         }
     }
     match run.error {

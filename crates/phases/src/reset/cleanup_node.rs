@@ -32,24 +32,26 @@ const FILES_TO_CLEAN: [&str; 5] = [
 pub(crate) fn run_cleanup_node(data: &mut ResetData) -> Result<(), PhaseError> {
     const SRC: &str = "cleanupnode.go";
     let collected_before = data.dirs_to_clean.len();
-    match data.init_system.kind() {
+    match data.effects.init_system.kind() {
         None => {
-            data.reporter.warn(
+            data.effects.reporter.warn(
                 SRC,
                 "[reset] The kubelet service could not be stopped by kubeadm. Unable to detect a supported init system!",
             );
-            data.reporter
+            data.effects
+                .reporter
                 .warn(SRC, "[reset] Please ensure kubelet is stopped manually");
         }
         Some(_) if data.dry_run => data.say("[reset] Would stop the kubelet service"),
         Some(_) => {
             data.say("[reset] Stopping the kubelet service");
-            if let Err(e) = data.init_system.service_stop("kubelet") {
-                data.reporter.warn(
+            if let Err(e) = data.effects.init_system.service_stop("kubelet") {
+                data.effects.reporter.warn(
                     SRC,
                     &format!("[reset] The kubelet service could not be stopped by kubeadm: [{e}]\n"),
                 );
-                data.reporter
+                data.effects
+                    .reporter
                     .warn(SRC, "[reset] Please ensure kubelet is stopped manually");
             }
         }
@@ -72,7 +74,8 @@ pub(crate) fn run_cleanup_node(data: &mut ResetData) -> Result<(), PhaseError> {
     if data.dry_run {
         data.say("[reset] Would remove Kubernetes-managed containers");
     } else {
-        data.reporter
+        data.effects
+            .reporter
             .info(1, SRC, "[reset] Removing Kubernetes-managed containers");
         let removed = data
             .runtime
@@ -83,7 +86,8 @@ pub(crate) fn run_cleanup_node(data: &mut ResetData) -> Result<(), PhaseError> {
                 data.runtime.remove_pod_sandboxes(&ids).map_err(|e| e.to_string())
             });
         if let Err(e) = removed {
-            data.reporter
+            data.effects
+                .reporter
                 .warn(SRC, &format!("[reset] Failed to remove containers: {e}\n"));
         }
     }
@@ -92,12 +96,12 @@ pub(crate) fn run_cleanup_node(data: &mut ResetData) -> Result<(), PhaseError> {
         for dir in &data.dirs_to_clean[..collected_before] {
             // A failure is reported where upstream reports it, when the directory is emptied again
             // after the phases.
-            let _ = clean_dir(&*data.fs, dir);
+            let _ = clean_dir(&*data.effects.fs, dir);
         }
     }
 
     if data.cert_dir != Path::new(DEFAULT_CERT_DIR) {
-        data.reporter.warn(
+        data.effects.reporter.warn(
             SRC,
             &format!(
                 "[reset] WARNING: Cleaning a non-default certificates directory: {}\n",
@@ -120,7 +124,7 @@ pub(crate) fn run_cleanup_node(data: &mut ResetData) -> Result<(), PhaseError> {
         } else {
             // kubeadm-rs creates no users for the rootless control plane yet, so there are none
             // of ours to remove; say so instead of touching /etc/passwd.
-            data.reporter.warn(
+            data.effects.reporter.warn(
                 SRC,
                 "[reset] Failed to remove users and groups: removing the rootless control-plane users is not implemented in kubeadm-rs\n",
             );
@@ -134,10 +138,10 @@ pub(crate) fn run_cleanup_node(data: &mut ResetData) -> Result<(), PhaseError> {
 /// and the directory is then left alone.
 fn absolute_kubelet_dir(data: &ResetData) -> Option<PathBuf> {
     const SRC: &str = "cleanupnode.go";
-    let dir = match data.fs.canonicalize(&data.kubelet_dir) {
+    let dir = match data.effects.fs.canonicalize(&data.kubelet_dir) {
         Ok(d) => d,
         Err(e) => {
-            data.reporter.warn(
+            data.effects.reporter.warn(
                 SRC,
                 &format!(
                     "[reset] Failed to evaluate the {} directory. Skipping its unmount and cleanup: lstat {}: {}\n",
@@ -149,10 +153,10 @@ fn absolute_kubelet_dir(data: &ResetData) -> Option<PathBuf> {
             return None;
         }
     };
-    let mounts = match data.fs.read(&data.mounts_file) {
+    let mounts = match data.effects.fs.read(&data.mounts_file) {
         Ok(m) => m,
         Err(_) => {
-            data.reporter.warn(
+            data.effects.reporter.warn(
                 SRC,
                 &format!(
                     "[reset] Failed to unmount mounted directories in {} \n",
@@ -163,8 +167,8 @@ fn absolute_kubelet_dir(data: &ResetData) -> Option<PathBuf> {
         }
     };
     for mount_point in mounts_below(&String::from_utf8_lossy(&mounts), &dir) {
-        if data.fs.unmount(Path::new(&mount_point)).is_err() {
-            data.reporter.warn(
+        if data.effects.fs.unmount(Path::new(&mount_point)).is_err() {
+            data.effects.reporter.warn(
                 "unmount_linux.go",
                 &format!(
                     "[reset] Failed to unmount mounted directory in {}/: {mount_point}",
@@ -207,8 +211,8 @@ fn reset_config_dir(data: &ResetData) {
             gofmt::list(dirs.iter().map(|p| p.display()))
         ));
         for dir in &dirs {
-            if let Err(e) = clean_dir(&*data.fs, dir) {
-                data.reporter.warn(
+            if let Err(e) = clean_dir(&*data.effects.fs, dir) {
+                data.effects.reporter.warn(
                     "cleanupnode.go",
                     &format!(
                         "[reset] Failed to delete contents of {} directory: {}",
@@ -234,8 +238,8 @@ fn reset_config_dir(data: &ResetData) {
             gofmt::list(files.iter().map(|p| p.display()))
         ));
         for file in &files {
-            if let Err(e) = data.fs.remove_all(file) {
-                data.reporter.warn(
+            if let Err(e) = data.effects.fs.remove_all(file) {
+                data.effects.reporter.warn(
                     "cleanupnode.go",
                     &format!(
                         "[reset] Failed to remove file: {} [{}]\n",

@@ -9,10 +9,6 @@ use std::path::PathBuf;
 use kubeadm_api::internal::InitConfig;
 use kubeadm_effects::cluster::Cluster;
 use kubeadm_effects::cri::Runtime;
-use kubeadm_effects::fs::Fs;
-use kubeadm_effects::host_probe::HostProbe;
-use kubeadm_effects::init_system::InitSystem;
-use kubeadm_effects::report::Reporter;
 
 pub use crate::etcd_cluster::{EtcdConnector, EtcdTlsFiles};
 
@@ -47,20 +43,12 @@ pub struct ResetData {
     /// phase` command. `cleanup-node` then empties those the phases before it collected (etcd's
     /// data) before it deletes the files that say where they are (see `run_cleanup_node`).
     pub stateful_dirs_after: bool,
-    /// The file system.
-    pub fs: Box<dyn Fs>,
-    /// The init system that runs the kubelet.
-    pub init_system: Box<dyn InitSystem>,
     /// The container runtime behind the CRI socket in use.
     pub runtime: Box<dyn Runtime>,
-    /// What the root check reads.
-    pub host_probe: Box<dyn HostProbe>,
     /// The API server, when `--kubeconfig` gave a usable client.
     pub cluster: Option<Box<dyn Cluster>>,
-    /// Connects to etcd (only called outside dry runs, with a configuration from the cluster).
-    pub etcd: EtcdConnector,
-    /// Where output goes.
-    pub reporter: Box<dyn Reporter>,
+    /// The effects the phases act through (real, or dry-run), chosen once by the caller.
+    pub effects: kubeadm_effects::Effects,
 }
 
 impl std::fmt::Debug for ResetData {
@@ -78,6 +66,6 @@ impl std::fmt::Debug for ResetData {
 
 impl ResetData {
     pub(crate) fn say(&self, line: &str) {
-        self.reporter.out(&format!("{line}\n"));
+        self.effects.reporter.out(&format!("{line}\n"));
     }
 }

@@ -21,13 +21,13 @@ pub fn clean_stateful_dirs(data: &ResetData) {
         gofmt::list(data.dirs_to_clean.iter().map(|p| p.display()))
     ));
     for dir in &data.dirs_to_clean {
-        data.reporter.info(
+        data.effects.reporter.info(
             1,
             "reset.go",
             &format!("[reset] Deleting contents of {}", dir.display()),
         );
-        if let Err(e) = clean_dir(&*data.fs, dir) {
-            data.reporter.warn(
+        if let Err(e) = clean_dir(&*data.effects.fs, dir) {
+            data.effects.reporter.warn(
                 "reset.go",
                 &format!(
                     "[reset] Failed to delete contents of {} directory: {}",

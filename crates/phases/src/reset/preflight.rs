@@ -24,11 +24,12 @@ pub enum ConfirmError {
 /// root check, whose failure is a [`crate::preflight::PreflightError`] (exit code 2).
 pub(crate) fn run_preflight(data: &mut ResetData) -> Result<(), PhaseError> {
     if !data.force && !data.dry_run {
-        data.reporter.warn(
+        data.effects.reporter.warn(
             "preflight.go",
             "[reset] WARNING: Changes made to this host by 'kubeadm init' or 'kubeadm join' will be reverted.",
         );
-        data.reporter
+        data.effects
+            .reporter
             .out("[reset] Are you sure you want to proceed? [y/N]: ");
         let mut line = String::new();
         data.input
@@ -45,8 +46,8 @@ pub(crate) fn run_preflight(data: &mut ResetData) -> Result<(), PhaseError> {
     }
     data.say("[preflight] Running pre-flight checks");
     let ignore = IgnoreSet::from(data.ignore_preflight_errors.clone());
-    run_checks(&root_checks(), &*data.host_probe, &*data.runtime, &ignore)
-        .report(&*data.reporter)
+    run_checks(&root_checks(), &*data.effects.host_probe, &*data.runtime, &ignore)
+        .report(&*data.effects.reporter)
         .map_err(PhaseError::preflight)?;
     Ok(())
 }

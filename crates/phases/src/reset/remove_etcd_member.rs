@@ -73,11 +73,11 @@ pub(crate) fn run_remove_etcd_member(data: &mut ResetData) -> Result<(), PhaseEr
     let dir = if has_local {
         etcd_data_dir(data.cfg.as_ref(), b"", &manifest_path)
     } else {
-        data.reporter.warn(
+        data.effects.reporter.warn(
             "removeetcdmember.go",
             "[reset] No kubeadm config, using etcd pod spec to get data directory",
         );
-        match data.fs.read(&manifest_path) {
+        match data.effects.fs.read(&manifest_path) {
             Ok(bytes) => etcd_data_dir(None, &bytes, &manifest_path),
             Err(e) => Err(EtcdDataDirError::Read {
                 path: manifest_path.clone(),
@@ -96,7 +96,7 @@ pub(crate) fn run_remove_etcd_member(data: &mut ResetData) -> Result<(), PhaseEr
                 if data.dry_run {
                     data.say("[reset] Would remove the etcd member on this node from the etcd cluster");
                 } else if let Err(e) = remove_stacked_etcd_member(data) {
-                    data.reporter.warn(
+                    data.effects.reporter.warn(
                         "removeetcdmember.go",
                         &format!(
                             "[reset] Failed to remove etcd member: {e}, please manually remove this etcd member using etcdctl"
@@ -106,7 +106,8 @@ pub(crate) fn run_remove_etcd_member(data: &mut ResetData) -> Result<(), PhaseEr
             }
         }
         Err(e) => {
-            data.reporter
+            data.effects
+                .reporter
                 .info(1, "removeetcdmember.go", &format!("[reset] {e}"));
             data.say("[reset] No etcd config found. Assuming external etcd");
             data.say("[reset] Please, manually reset etcd to prevent further issues");
@@ -162,13 +163,13 @@ pub(crate) fn remove_stacked_etcd_member(data: &ResetData) -> Result<(), RemoveM
     let (Some(cfg), Some(cluster)) = (data.cfg.as_ref(), data.cluster.as_deref()) else {
         return Err(RemoveMemberError::NoClient);
     };
-    let log = |line: &str| data.reporter.info(1, "etcd.go", line);
+    let log = |line: &str| data.effects.reporter.info(1, "etcd.go", line);
     let dir = Path::new(&cfg.cluster.certificates_dir);
-    let etcd = client_from_cluster(cluster, dir, &data.etcd, &log)?;
+    let etcd = client_from_cluster(cluster, dir, &data.effects.etcd, &log)?;
     let members = etcd.list_members()?;
     match member_action(&members, &etcd.endpoints(), &cfg.init.local_api_endpoint) {
         MemberAction::KeepLastMember => {
-            data.reporter.info(
+            data.effects.reporter.info(
                 1,
                 "local.go",
                 "[etcd] This is the only remaining etcd member in the etcd cluster, skip removing it",
@@ -179,7 +180,7 @@ pub(crate) fn remove_stacked_etcd_member(data: &ResetData) -> Result<(), RemoveM
         MemberAction::Remove(id) => {
             let left = etcd.remove_member(id)?;
             let names: Vec<&str> = left.iter().map(|m| m.name.as_str()).collect();
-            data.reporter.info(
+            data.effects.reporter.info(
                 1,
                 "local.go",
                 &format!("[etcd] Updated etcd member list: {names:?}"),

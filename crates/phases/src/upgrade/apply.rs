@@ -24,14 +24,10 @@ use kubeadm_core::patches::{PatchError, PatchManager};
 use kubeadm_core::upgrade::policy::{PolicyFlags, enforce_version_policies, format_errors};
 use kubeadm_core::upgrade::version::SemanticVersion;
 use kubeadm_effects::cluster::{Cluster, ClusterError};
-use kubeadm_effects::cri::{PullProgress, Runtime};
-use kubeadm_effects::fs::Fs;
-use kubeadm_effects::host_probe::HostProbe;
-use kubeadm_effects::keygen::KeyGen;
+use kubeadm_effects::cri::PullProgress;
 use kubeadm_effects::report::Reporter;
 use serde_json::Value;
 
-use crate::etcd_cluster::EtcdConnector;
 use crate::preflight::{IgnoreSet, pull_images};
 use crate::upgrade::UpgradeError;
 use crate::upgrade::common::{
@@ -85,18 +81,8 @@ pub struct Apply<'a> {
     pub flags: ApplyFlags,
     /// The API server (printing its calls in a dry run).
     pub cluster: &'a dyn Cluster,
-    /// The file system (an overlay in a dry run).
-    pub fs: &'a dyn Fs,
     /// The host's facts, for defaulting the configuration and naming this node.
     pub host_facts: &'a dyn Fn() -> HostFacts,
-    /// The host, for the preflight and health checks.
-    pub host_probe: &'a dyn HostProbe,
-    /// The container runtime at a CRI socket.
-    pub runtime: &'a dyn Fn(&str) -> Box<dyn Runtime>,
-    /// Opens etcd clients.
-    pub etcd: &'a EtcdConnector,
-    /// Generates the renewed certificates' keys.
-    pub keygen: &'a dyn KeyGen,
     /// The server-version client, opened when needed.
     pub server_version: OpenServerVersion<'a>,
     /// Facts about the host the manifests depend on (whether the CA is external given).
@@ -111,14 +97,10 @@ pub struct Apply<'a> {
     pub kubelet_conf: PathBuf,
     /// The kubelet's folder (`/var/lib/kubelet`).
     pub kubelet_dir: PathBuf,
-    /// Now, Unix seconds.
-    pub now: &'a dyn Fn() -> i64,
-    /// Random values (tokens, temporary folder names, serial numbers).
-    pub random: fn() -> u64,
     /// Reads the answer to the confirmation prompt (a line of standard input).
     pub read_answer: &'a mut dyn FnMut() -> std::io::Result<String>,
-    /// Where output goes.
-    pub reporter: &'a dyn Reporter,
+    /// The effects it acts through (real, or dry-run).
+    pub effects: kubeadm_effects::Effects,
 }
 
 impl std::fmt::Debug for Apply<'_> {
@@ -138,12 +120,7 @@ impl Apply<'_> {
             args,
             flags: f,
             cluster,
-            fs,
             host_facts,
-            host_probe,
-            runtime,
-            etcd,
-            keygen,
             server_version,
             manifest_facts,
             read_patches,
@@ -151,11 +128,16 @@ impl Apply<'_> {
             kubernetes_dir,
             kubelet_conf,
             kubelet_dir,
-            now,
-            random,
             read_answer,
-            reporter: rep,
+            effects,
         } = self;
+        let (fs, host_probe, keygen, rep) = (
+            &*effects.fs,
+            &*effects.host_probe,
+            &*effects.keygen,
+            &*effects.reporter,
+        );
+        let (etcd, random, now) = (&effects.etcd, effects.random, || effects.now());
         let dry_run = f.dry_run;
         let interactive = !(f.yes || dry_run || f.force);
         let printer = Printer {
@@ -264,7 +246,7 @@ impl Apply<'_> {
             confirm(rep, read_answer)?;
         }
 
-        let runtime = runtime(&cfg.init.node_registration.cri_socket);
+        let runtime = effects.runtime(&cfg.init.node_registration.cri_socket);
         let runtime = PullProgress {
             runtime: &*runtime,
             reporter: rep,

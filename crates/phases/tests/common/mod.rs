@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 use kubeadm_api::dynamic::{DynamicInputs, HostFacts};
 use kubeadm_api::internal::{InitConfig, load_init_config};
 use kubeadm_api::v1beta3::BootstrapTokenString;
+use kubeadm_effects::Effects;
 use kubeadm_effects::fs::Fs;
 use kubeadm_effects::report::{Reporter, Severity};
 use kubeadm_phases::{ClusterAccess, InitData};
@@ -92,6 +93,28 @@ users:
     )
 }
 
+/// The effects of a phase test: `fs` and `reporter` as given, the dry-run decorator over the host's
+/// init system, a fake host, a CRI endpoint with nothing behind it, no etcd, real key generation,
+/// a clock stopped at `now` and a random source always giving 42.
+pub fn effects(fs: Arc<dyn Fs>, reporter: Arc<dyn Reporter>, now: i64) -> Effects {
+    Effects {
+        fs,
+        init_system: Arc::new(kubeadm_effects::init_system::DryRunInitSystem::new(
+            kubeadm_host::init_system::HostInitSystem::detect(),
+        )),
+        host_probe: Arc::new(kubeadm_testkit::fakes::FakeHost::default()),
+        cri: Arc::new(|endpoint| {
+            Box::new(kubeadm_host::cri::CriClient::new(endpoint).expect("endpoint"))
+                as Box<dyn kubeadm_effects::cri::Runtime>
+        }),
+        etcd: Arc::new(|_, _| Err("no etcd in this test".into())),
+        keygen: Arc::new(kubeadm_host::keygen::AwsLcKeyGen),
+        clock: Arc::new(move || now),
+        random: || 42,
+        reporter,
+    }
+}
+
 /// The init context the cluster phases run with: no kubelet files, no CRI, the given client.
 pub fn context(
     cfg: InitConfig,
@@ -111,26 +134,19 @@ pub fn context(
         manifest_dir: PathBuf::from("/etc/kubernetes/manifests"),
         kubelet_dir: PathBuf::from("/nonexistent/kubelet"),
         hostname: "node1".into(),
-        init_system: Box::new(kubeadm_effects::init_system::DryRunInitSystem::new(
-            kubeadm_host::init_system::HostInitSystem::detect(),
-        )),
-        host_probe: Box::new(kubeadm_testkit::fakes::FakeHost::default()),
         runtime: Box::new(
             kubeadm_host::cri::CriClient::new("unix:///nonexistent/cri.sock").expect("endpoint"),
         ),
         kubeconfig_dir: PathBuf::from("/etc/kubernetes"),
         patches: None,
         manifest_facts: Default::default(),
-        fs,
-        reporter: Box::new(Shared(out)),
-        keygen: std::sync::Arc::new(kubeadm_host::keygen::AwsLcKeyGen),
         keys: Default::default(),
         now,
-        random: || 42,
         // The control-plane phase ran earlier in upstream's run: its authorization modes are uploaded.
         planned: ["control-plane/apiserver".to_string()].into_iter().collect(),
         external_ca: false,
         period_checked: Default::default(),
         cluster,
+        effects: effects(Arc::from(fs), Arc::new(Shared(out)), now),
     }
 }

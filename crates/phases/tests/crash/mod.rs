@@ -13,16 +13,17 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use kubeadm_api::v1beta3::{BootstrapTokenDiscovery, JoinConfiguration};
+use kubeadm_effects::Effects;
 use kubeadm_effects::cluster::{Cluster, ClusterError, ListOptions, PatchType, Propagation, Resource};
 use kubeadm_effects::etcd::{Etcd, EtcdError, Member};
 use kubeadm_effects::fs::{DryRunFs, Fs, FsChange};
 use kubeadm_effects::init_system::{InitSystem, InitSystemKind, ServiceError};
 use kubeadm_effects::keygen::{GeneratedKey, KeyAlgorithm, KeyGen, KeyGenError};
 use kubeadm_phases::{ClusterAccess, JoinData};
-use kubeadm_testkit::fakes::{FakeCluster, FakeEtcd, FakeHost};
+use kubeadm_testkit::fakes::{FakeCluster, FakeEtcd};
 use serde_json::{Value, json};
 
-use crate::common::{Captured, Shared, context, golden, load_config};
+use crate::common::{Captured, Shared, context, effects, golden, load_config};
 
 /// Where a run is killed: after `limit` operations (never, with `None`).
 #[derive(Debug)]
@@ -260,7 +261,7 @@ impl Node {
             *NOW,
             false,
         );
-        data.keygen = KEYS.clone();
+        data.effects.keygen = KEYS.clone();
         kubeadm_phases::init::workflow()
             .run(&mut data, &[], &["preflight".to_string()])
             .map_err(|e| format!("{e:#}"))
@@ -916,16 +917,7 @@ pub fn joining_data(
             ..Default::default()
         },
         patches: None,
-        init_system: Box::new(Kubelet {
-            fs: fs.clone(),
-            cluster: cluster.clone(),
-            crash: crash.clone(),
-            node,
-        }),
-        host_probe: Box::new(FakeHost::default()),
         runtime: Box::new(kubeadm_host::cri::CriClient::new("unix:///nonexistent.sock").expect("client")),
-        fs: Box::new(CrashFs(fs.clone(), crash.clone())),
-        reporter: Box::new(Shared(Arc::new(Captured::default()))),
         connect: Box::new(
             move |_| Ok(Box::new(CrashCluster(api.clone(), point.clone())) as Box<dyn Cluster>),
         ),
@@ -935,7 +927,20 @@ pub fn joining_data(
         init_cfg: None,
         control_plane_context: Box::new(|_| Err("a worker has no control-plane context".into())),
         control_plane: None,
-        etcd: Box::new(|_, _| Err::<Box<dyn Etcd>, _>("a worker has no etcd".into())),
+        effects: Effects {
+            init_system: Arc::new(Kubelet {
+                fs: fs.clone(),
+                cluster: cluster.clone(),
+                crash: crash.clone(),
+                node,
+            }),
+            etcd: Arc::new(|_, _| Err::<Box<dyn Etcd>, _>("a worker has no etcd".into())),
+            ..effects(
+                Arc::new(CrashFs(fs.clone(), crash.clone())),
+                Arc::new(Shared(Arc::new(Captured::default()))),
+                *NOW,
+            )
+        },
     }
 }
 

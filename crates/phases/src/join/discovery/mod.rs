@@ -124,7 +124,7 @@ pub fn tls_bootstrap_config(data: &JoinData) -> Result<Value, DiscoveryError> {
     let config = validated_config(data).map_err(|e| DiscoveryError::Identity(Box::new(e)))?;
     let token = &data.cfg.discovery.tls_bootstrap_token;
     if !token.is_empty() {
-        data.reporter.info(
+        data.effects.reporter.info(
             1,
             "discovery.go",
             "[discovery] Using provided TLSBootstrapToken as authentication credentials for the join process",
@@ -170,7 +170,7 @@ fn validated_config(data: &JoinData) -> Result<Value, DiscoveryError> {
     let duration = timeout(data);
     let interval = RETRY_INTERVAL.min(duration);
     let server = format!("https://{}", bt.api_server_endpoint);
-    let info = |m: String| data.reporter.info(1, "token.go", &m);
+    let info = |m: String| data.effects.reporter.info(1, "token.go", &m);
 
     info(format!(
         "[discovery] Created cluster-info discovery client, requesting info from {:?}",
@@ -246,13 +246,13 @@ fn poll_cluster_info(
                 return Ok(cm);
             }
             Ok(_) => {
-                data.reporter.info(1, "token.go", &format!("[discovery] The cluster-info ConfigMap does not yet contain a JWS signature for token ID {token_id:?}, will try again"));
+                data.effects.reporter.info(1, "token.go", &format!("[discovery] The cluster-info ConfigMap does not yet contain a JWS signature for token ID {token_id:?}, will try again"));
                 format!(
                     "could not find a JWS signature in the cluster-info ConfigMap for token ID {token_id:?}"
                 )
             }
             Err(e) => {
-                data.reporter.info(
+                data.effects.reporter.info(
                     1,
                     "token.go",
                     &format!("[discovery] Failed to request cluster-info, will try again: {e}"),
@@ -370,10 +370,10 @@ fn https_config(data: &JoinData, url: &str, timeout: Duration) -> Result<Value, 
 
 /// Upstream's `file.RetrieveValidatedConfigInfo` for a local file.
 fn file_config(data: &JoinData, path: &str, timeout: Duration) -> Result<Value, DiscoveryError> {
-    let bytes = data
-        .fs
-        .read(Path::new(path))
-        .map_err(|e| DiscoveryError::File(format!("open {path}: {}", kubeadm_api::gofmt::io_error(&e))))?;
+    let bytes =
+        data.effects.fs.read(Path::new(path)).map_err(|e| {
+            DiscoveryError::File(format!("open {path}: {}", kubeadm_api::gofmt::io_error(&e)))
+        })?;
     validated_config_info(data, &bytes, timeout)
 }
 
@@ -382,9 +382,9 @@ fn file_config(data: &JoinData, path: &str, timeout: Duration) -> Result<Value, 
 /// reading `cluster-info`, and its server and CA refreshed from it.
 fn validated_config_info(data: &JoinData, bytes: &[u8], timeout: Duration) -> Result<Value, DiscoveryError> {
     let file_err = DiscoveryError::File;
-    let mut config = read_discovery_kubeconfig(bytes, &|path| data.fs.read(Path::new(path)))?;
+    let mut config = read_discovery_kubeconfig(bytes, &|path| data.effects.fs.read(Path::new(path)))?;
     let server = kc::default_cluster(&config).server;
-    let info = |m: &str| data.reporter.info(1, "file.go", m);
+    let info = |m: &str| data.effects.reporter.info(1, "file.go", m);
     let with_credentials = kc::has_authentication_credentials(&config);
     if with_credentials {
         info(
@@ -427,7 +427,7 @@ fn validated_config_info(data: &JoinData, bytes: &[u8], timeout: Duration) -> Re
         match client.get(&Resource::config_maps(), PUBLIC, CLUSTER_INFO_CONFIG_MAP) {
             Ok(cm) => break cm,
             Err(ClusterError::Forbidden { .. }) => {
-                data.reporter.warn("file.go", &format!("[discovery] Could not access the {CLUSTER_INFO_CONFIG_MAP} ConfigMap for refreshing the cluster-info information, but the TLS cert is valid so proceeding...\n"));
+                data.effects.reporter.warn("file.go", &format!("[discovery] Could not access the {CLUSTER_INFO_CONFIG_MAP} ConfigMap for refreshing the cluster-info information, but the TLS cert is valid so proceeding...\n"));
                 return Ok(config);
             }
             Err(e) => info(&format!(

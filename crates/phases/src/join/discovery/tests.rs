@@ -82,11 +82,7 @@ pub(crate) fn data_with(
         hostname: "node".into(),
         host: Default::default(),
         patches: None,
-        init_system: Box::new(kubeadm_host::init_system::HostInitSystem::detect()),
-        host_probe: Box::new(kubeadm_host::host_probe::RealHostProbe),
         runtime: Box::new(kubeadm_host::cri::CriClient::new("unix:///nonexistent.sock").expect("client")),
-        fs: Box::new(kubeadm_host::fs::RealFs),
-        reporter: Box::new(output),
         connect: Box::new(move |source| {
             sources.lock().expect("lock").push(match source {
                 ClientSource::InsecureAnonymous(s) => format!("insecure {s}"),
@@ -101,7 +97,17 @@ pub(crate) fn data_with(
         init_cfg: None,
         control_plane_context: Box::new(|_| Err("no control plane in this test".into())),
         control_plane: None,
-        etcd: Box::new(|_, _| Err("no etcd in this test".into())),
+        effects: kubeadm_effects::Effects {
+            fs: Arc::new(kubeadm_host::fs::RealFs),
+            init_system: Arc::new(kubeadm_host::init_system::HostInitSystem::detect()),
+            host_probe: Arc::new(kubeadm_host::host_probe::RealHostProbe),
+            cri: Arc::new(|endpoint| panic!("discovery opened a runtime at {endpoint}")),
+            etcd: Arc::new(|_, _| Err("no etcd in this test".into())),
+            keygen: Arc::new(kubeadm_host::keygen::AwsLcKeyGen),
+            clock: Arc::new(|| 0),
+            random: || 42,
+            reporter: Arc::new(output),
+        },
     }
 }
 

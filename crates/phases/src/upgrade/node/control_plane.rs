@@ -40,31 +40,31 @@ pub(crate) fn run_control_plane(data: &mut NodeData) -> Result<(), PhaseError> {
     if data.dry_run {
         staticpods::dry_run(
             &data.cfg,
-            &*data.fs,
+            &*data.effects.fs,
             patches,
             !announced,
             &tools.facts,
             &tools.kubernetes_dir,
-            &*data.reporter,
+            &*data.effects.reporter,
         )?;
         return Ok(());
     }
     StaticPodUpgrade {
         cfg: &data.cfg,
         kubernetes_dir: tools.kubernetes_dir.clone(),
-        fs: &*data.fs,
+        fs: &*data.effects.fs,
         cluster: &*data.cluster,
-        etcd: &tools.etcd,
+        etcd: &data.effects.etcd,
         runtime: &*data.runtime,
         patches,
         facts: &tools.facts,
         etcd_upgrade: tools.etcd_upgrade,
         renew_certs: tools.renew_certs,
-        keygen: &*tools.keygen,
+        keygen: &*data.effects.keygen,
         timeout: tools.timeout,
         now: tools.now,
-        random: tools.random,
-        reporter: &*data.reporter,
+        random: data.effects.random,
+        reporter: &*data.effects.reporter,
         patches_announced: announced.into(),
     }
     .perform()

@@ -9,12 +9,6 @@ use kubeadm_core::manifests::ManifestHostFacts;
 use kubeadm_core::patches::{PatchError, PatchManager};
 use kubeadm_effects::cluster::Cluster;
 use kubeadm_effects::cri::Runtime;
-use kubeadm_effects::fs::Fs;
-use kubeadm_effects::host_probe::HostProbe;
-use kubeadm_effects::keygen::KeyGen;
-use kubeadm_effects::report::Reporter;
-
-use crate::etcd_cluster::EtcdConnector;
 
 /// What the `upgrade node` phases work from (upstream's `nodeData`).
 pub struct NodeData {
@@ -34,18 +28,14 @@ pub struct NodeData {
     pub ignore_preflight_errors: BTreeSet<String>,
     /// `/var/lib/kubelet`.
     pub kubelet_dir: PathBuf,
-    /// The file system (a dry-run overlay in a dry run).
-    pub fs: Box<dyn Fs>,
-    /// What the root check reads.
-    pub host_probe: Box<dyn HostProbe>,
     /// The container runtime (the checks' interface asks for one; the root check does not use it).
     pub runtime: Box<dyn Runtime>,
-    /// Where output goes.
-    pub reporter: Box<dyn Reporter>,
     /// What only a control-plane node's upgrade uses.
     pub control_plane: ControlPlaneTools,
     /// Whether a phase already printed the `--patches` folder's reading (upstream reads it once).
     pub patches_announced: bool,
+    /// The effects the phases act through (real, or dry-run), chosen once by the caller.
+    pub effects: kubeadm_effects::Effects,
 }
 
 /// What the `control-plane` phase of a control-plane node works with, beyond the rest.
@@ -56,16 +46,10 @@ pub struct ControlPlaneTools {
     pub renew_certs: bool,
     /// `/etc/kubernetes`.
     pub kubernetes_dir: PathBuf,
-    /// Opens etcd clients.
-    pub etcd: EtcdConnector,
-    /// Generates the keys of renewed certificates.
-    pub keygen: Box<dyn KeyGen>,
     /// Facts about the host the manifests depend on.
     pub facts: ManifestHostFacts,
     /// Now, Unix seconds.
     pub now: i64,
-    /// Random values (temporary folder names, serial numbers).
-    pub random: fn() -> u64,
     /// How long each upgraded component gets.
     pub timeout: std::time::Duration,
 }
@@ -93,6 +77,6 @@ impl std::fmt::Debug for NodeData {
 
 impl NodeData {
     pub(crate) fn say(&self, line: &str) {
-        self.reporter.out(&format!("{line}\n"));
+        self.effects.reporter.out(&format!("{line}\n"));
     }
 }

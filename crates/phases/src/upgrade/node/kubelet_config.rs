@@ -92,20 +92,22 @@ pub(crate) fn run_kubelet_config(data: &mut NodeData) -> Result<(), PhaseError> 
         let tools = &data.control_plane;
         tools.kubernetes_dir.join(format!(
             "tmp/kubeadm-upgrade-dryrun{}",
-            (tools.random)() % 10_000_000_000
+            (data.effects.random)() % 10_000_000_000
         ))
     } else {
         data.kubelet_dir.clone()
     };
     let (path, text) = crate::kubelet::config_file(kc, patches, &dir, &|l| data.say(l))
         .map_err(KubeletConfigError::Patch)?;
-    data.fs
+    data.effects
+        .fs
         .create_dir_all(&dir, 0o700)
         .map_err(|source| KubeletConfigError::Dir {
             path: dir.display().to_string(),
             source,
         })?;
-    data.fs
+    data.effects
+        .fs
         .write(&path, text.as_bytes(), 0o644)
         .map_err(|source| KubeletConfigError::Write {
             path: path.display().to_string(),
@@ -114,7 +116,7 @@ pub(crate) fn run_kubelet_config(data: &mut NodeData) -> Result<(), PhaseError> 
 
     if data.dry_run {
         let shown = data.kubelet_dir.join("config.yaml");
-        crate::dry_run::print_file(&*data.fs, &*data.reporter, &path, &shown);
+        crate::dry_run::print_file(&*data.effects.fs, &*data.effects.reporter, &path, &shown);
         return Ok(());
     }
 
@@ -132,12 +134,12 @@ fn repair_cri_socket(data: &NodeData) -> Result<(), KubeletConfigError> {
         return Ok(());
     }
     let fixed = format!("unix://{}", socket.replace("unix://", ""));
-    data.reporter.info(
+    data.effects.reporter.info(
         2,
         "kubeletconfig.go",
         &format!("ensuring that Node {name:?} has a CRI socket annotation with correct URL scheme {fixed:?}"),
     );
-    data.reporter.info(
+    data.effects.reporter.info(
         1,
         "patchnode.go",
         &format!(
@@ -173,7 +175,7 @@ pub enum NodeRegistrationError {
 /// Upstream's `GetNodeRegistration`: this node's name (from the client certificate of
 /// `--kubeconfig`) and the CRI socket annotation of its Node object.
 fn node_registration(data: &NodeData) -> Result<(String, String), NodeRegistrationError> {
-    let name = node_name_from_kubelet_conf(&*data.fs, &data.kubeconfig_path)
+    let name = node_name_from_kubelet_conf(&*data.effects.fs, &data.kubeconfig_path)
         .map_err(NodeRegistrationError::NodeName)?;
     let node = data
         .cluster

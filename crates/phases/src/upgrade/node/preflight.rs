@@ -11,8 +11,8 @@ use crate::upgrade::node::NodeData;
 pub(crate) fn run_preflight(data: &mut NodeData) -> Result<(), PhaseError> {
     data.say("[preflight] Running pre-flight checks");
     let ignore = IgnoreSet::from(data.ignore_preflight_errors.clone());
-    run_checks(&root_checks(), &*data.host_probe, &*data.runtime, &ignore)
-        .report(&*data.reporter)
+    run_checks(&root_checks(), &*data.effects.host_probe, &*data.runtime, &ignore)
+        .report(&*data.effects.reporter)
         .map_err(PhaseError::preflight)?;
     if !data.is_control_plane {
         data.say("[preflight] Skipping prepull. Not a control plane node.");
@@ -20,18 +20,18 @@ pub(crate) fn run_preflight(data: &mut NodeData) -> Result<(), PhaseError> {
     }
     let runtime = PullProgress {
         runtime: &*data.runtime,
-        reporter: &*data.reporter,
+        reporter: &*data.effects.reporter,
         prefix: "preflight",
     };
     pull_images(
         &data.cfg,
         &ignore,
-        &*data.host_probe,
+        &*data.effects.host_probe,
         &runtime,
         data.dry_run,
         "preflight",
     )
-    .report(&*data.reporter)
+    .report(&*data.effects.reporter)
     .map_err(PhaseError::preflight)?;
     Ok(())
 }
