@@ -42,6 +42,7 @@ stage "rustfmt (fuzz)" cargo fmt --manifest-path fuzz/Cargo.toml -- --check
 stage "dependency graph" python3 .ci/depgraph.py
 stage "module cycles" python3 .ci/modcycles.py
 stage "workflow folders" python3 .ci/workflows.py
+stage "dependency audit (cargo deny)" scripts/deny.sh --selftest
 stage "clippy" cargo clippy --workspace --all-targets -- -D warnings
 RUSTDOCFLAGS="-D warnings" stage "rustdoc" cargo doc --workspace --no-deps --quiet
 # The static executables for x86_64 and aarch64 (dev profile: the release build's flags, without its
