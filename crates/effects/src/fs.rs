@@ -69,6 +69,29 @@ pub trait Fs: Send + Sync {
         let _ = to;
         Err(unsupported("copy_dir", from))
     }
+
+    /// Removes the temporary files that writes of a process no longer running left in `dir` and
+    /// below it (a kill between a write's create and rename leaves `.<name>.tmp-<pid>`, with the
+    /// file's secret content); a live process's are kept. Returns the files removed. Default: a file
+    /// system without such files has none to remove.
+    fn remove_stale_temp_files(&self, dir: &Path) -> io::Result<Vec<PathBuf>> {
+        let _ = dir;
+        Ok(Vec::new())
+    }
+}
+
+/// The file a write's temporary file stands for and the process that made it: `.<name>.tmp-<pid>`
+/// gives `(name, pid)`.
+pub fn temp_file_owner(file_name: &str) -> Option<(&str, u32)> {
+    let (name, pid) = file_name.strip_prefix('.')?.rsplit_once(".tmp-")?;
+    let pid_ok = !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit());
+    let pid = pid.parse::<u32>().ok().filter(|p| pid_ok && *p > 0)?;
+    (!name.is_empty()).then_some((name, pid))
+}
+
+/// The name of the temporary file process `pid` writes `name` through.
+pub fn temp_file_name(name: &str, pid: u32) -> String {
+    format!(".{name}.tmp-{pid}")
 }
 
 /// A shared file system is a file system too: a dry run's overlay is shared by every context that
@@ -109,6 +132,9 @@ impl<F: Fs + ?Sized> Fs for std::sync::Arc<F> {
     }
     fn copy_dir(&self, from: &Path, to: &Path) -> io::Result<()> {
         (**self).copy_dir(from, to)
+    }
+    fn remove_stale_temp_files(&self, dir: &Path) -> io::Result<Vec<PathBuf>> {
+        (**self).remove_stale_temp_files(dir)
     }
 }
 
@@ -366,6 +392,29 @@ mod tests {
             fs.list_dir(Path::new("/etc")).expect_err("unsupported").kind(),
             io::ErrorKind::Unsupported
         );
+    }
+
+    #[test]
+    fn temp_file_names_give_their_file_and_process() {
+        assert_eq!(
+            temp_file_owner(".admin.conf.tmp-4242"),
+            Some(("admin.conf", 4242))
+        );
+        assert_eq!(
+            temp_file_owner(&temp_file_name("a.tmp-1", 7)),
+            Some(("a.tmp-1", 7))
+        );
+        for not_one in [
+            "admin.conf.tmp-1",
+            ".admin.conf.tmp-",
+            ".admin.conf.tmp-0",
+            ".admin.conf.tmp-+1",
+            ".admin.conf.tmp-12x",
+            "..tmp-12",
+            ".admin.conf",
+        ] {
+            assert_eq!(temp_file_owner(not_one), None, "{not_one}");
+        }
     }
 
     #[test]

@@ -3,13 +3,21 @@
 //! A file is written to a temporary name in its own directory, its mode set, flushed to disk, then
 //! renamed over the target, and the directory flushed: an interrupted run leaves the old file or the
 //! new one, never a torn one, and a private key is never readable by others, not even for an instant.
+//! A kill between the create and the rename leaves the temporary file (`.<name>.tmp-<pid>`, the
+//! secret inside): the next write of that file removes those of processes no longer running, and
+//! `reset` those below the directories it cleans.
+//!
+//! Removing a tree never crosses into another file system: what is mounted below it (a pod's
+//! volume still mounted under the kubelet's directory) is left, and the removal fails naming it.
 
 use std::fs;
 use std::io::{self, Write};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-use kubeadm_effects::fs::Fs;
+use std::os::unix::fs::MetadataExt;
+
+use kubeadm_effects::fs::{Fs, temp_file_name, temp_file_owner};
 
 /// The host's file system.
 #[derive(Debug, Default, Clone, Copy)]
@@ -29,7 +37,9 @@ impl Fs for RealFs {
         let name = path
             .file_name()
             .ok_or_else(|| io::Error::other("not a file path"))?;
-        let tmp = dir.join(format!(".{}.tmp-{}", name.to_string_lossy(), std::process::id()));
+        let name = name.to_string_lossy();
+        remove_stale_temps(dir, |n| n == name);
+        let tmp = dir.join(temp_file_name(&name, std::process::id()));
         let result = (|| {
             let mut f = fs::OpenOptions::new()
                 .write(true)
@@ -78,14 +88,23 @@ impl Fs for RealFs {
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
             other => other?,
         };
-        let result = if meta.is_dir() {
-            fs::remove_dir_all(path)
+        if !meta.is_dir() {
+            return match fs::remove_file(path) {
+                Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+                other => other,
+            };
+        }
+        let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
+        let mut left = Vec::new();
+        match parent.map(fs::metadata).transpose()? {
+            // The directory is itself a mount point: nothing of it is ours to remove.
+            Some(p) if p.dev() != meta.dev() => left.push(path.to_path_buf()),
+            _ => remove_tree(path, meta.dev(), &mut left)?,
+        }
+        if left.is_empty() {
+            Ok(())
         } else {
-            fs::remove_file(path)
-        };
-        match result {
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
-            other => other,
+            Err(io::Error::other(OtherFileSystems(left)))
         }
     }
 
@@ -115,6 +134,108 @@ impl Fs for RealFs {
             .unwrap_or(Path::new("."));
         fs::File::open(dir)?.sync_all()
     }
+
+    fn remove_stale_temp_files(&self, dir: &Path) -> io::Result<Vec<PathBuf>> {
+        let meta = match fs::symlink_metadata(dir) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            other => other?,
+        };
+        let mut removed = Vec::new();
+        if meta.is_dir() {
+            stale_temps_below(dir, meta.dev(), &mut removed)?;
+        }
+        Ok(removed)
+    }
+}
+
+/// What a tree removal left because it is on another file system than the tree.
+#[derive(Debug, thiserror::Error)]
+#[error("{} left: on another file system (still mounted)", list(.0))]
+pub struct OtherFileSystems(pub Vec<PathBuf>);
+
+fn list(paths: &[PathBuf]) -> String {
+    let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+    names.join(", ")
+}
+
+/// Removes what is under `dir` and `dir` itself, except what is on another device than `dev` (a
+/// mount point: added to `left`, and the directories holding it are kept).
+fn remove_tree(dir: &Path, dev: u64, left: &mut Vec<PathBuf>) -> io::Result<()> {
+    let before = left.len();
+    for entry in fs::read_dir(dir)? {
+        let path = entry?.path();
+        let meta = match fs::symlink_metadata(&path) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+            other => other?,
+        };
+        if meta.dev() != dev {
+            left.push(path);
+        } else if meta.is_dir() {
+            remove_tree(&path, dev, left)?;
+        } else {
+            match fs::remove_file(&path) {
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                other => other?,
+            }
+        }
+    }
+    if left.len() > before {
+        return Ok(());
+    }
+    match fs::remove_dir(dir) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        other => other,
+    }
+}
+
+/// Whether process `pid` is running (signal 0 reaches it, or exists but is not ours to signal).
+/// Anything but "no such process" counts as running, so a temporary file is never taken from a
+/// write still under way.
+fn process_running(pid: u32) -> bool {
+    let Ok(raw) = i32::try_from(pid) else {
+        return true;
+    };
+    !matches!(
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(raw), None),
+        Err(nix::errno::Errno::ESRCH)
+    )
+}
+
+/// Removes the temporary files in `dir` whose file `wanted` accepts and whose process is gone;
+/// returns those removed. Best effort: what cannot be listed or removed is left.
+fn remove_stale_temps(dir: &Path, wanted: impl Fn(&str) -> bool) -> Vec<PathBuf> {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut removed = Vec::new();
+    for entry in entries.flatten() {
+        let file_name = entry.file_name();
+        let Some((name, pid)) = file_name.to_str().and_then(temp_file_owner) else {
+            continue;
+        };
+        let is_file = entry.file_type().is_ok_and(|t| t.is_file());
+        if is_file && wanted(name) && !process_running(pid) && fs::remove_file(entry.path()).is_ok() {
+            removed.push(entry.path());
+        }
+    }
+    removed
+}
+
+/// [`remove_stale_temps`] for every file, in `dir` and the directories below it on the same device
+/// (`dev`); symbolic links are not followed.
+fn stale_temps_below(dir: &Path, dev: u64, removed: &mut Vec<PathBuf>) -> io::Result<()> {
+    removed.extend(remove_stale_temps(dir, |_| true));
+    for entry in fs::read_dir(dir)? {
+        let entry = entry?;
+        let meta = match fs::symlink_metadata(entry.path()) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+            other => other?,
+        };
+        if meta.is_dir() && meta.dev() == dev {
+            stale_temps_below(&entry.path(), dev, removed)?;
+        }
+    }
+    Ok(())
 }
 
 /// `cp -a`: directories, files (flushed) and symbolic links, with their modes.
@@ -146,6 +267,11 @@ fn copy_tree(from: &Path, to: &Path) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The temporary file a write by process `pid` makes for `name`.
+    fn temp_name(name: &str, pid: u32) -> String {
+        format!(".{name}.tmp-{pid}")
+    }
 
     #[test]
     fn atomic_write_sets_mode_and_replaces_content() {
@@ -238,5 +364,79 @@ mod tests {
         assert!(RealFs.write(&target, b"x", 0o644).is_err());
         assert!(target.is_dir());
         assert_eq!(fs::read_dir(dir.path()).expect("ls").count(), 1);
+    }
+    /// A process that has exited (its pid is free) and one that runs until dropped.
+    fn dead_pid() -> u32 {
+        let mut child = std::process::Command::new("true").spawn().expect("true");
+        let pid = child.id();
+        child.wait().expect("wait");
+        pid
+    }
+
+    struct Running(std::process::Child);
+    impl Drop for Running {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    fn running() -> Running {
+        Running(
+            std::process::Command::new("sleep")
+                .arg("60")
+                .spawn()
+                .expect("sleep"),
+        )
+    }
+
+    #[test]
+    fn the_next_write_removes_its_own_stale_temp_files_only() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (dead, live) = (dead_pid(), running());
+        let stale = dir.path().join(temp_name("admin.conf", dead));
+        let in_use = dir.path().join(temp_name("admin.conf", live.0.id()));
+        let other_file = dir.path().join(temp_name("super-admin.conf", dead));
+        for f in [&stale, &in_use, &other_file] {
+            fs::write(f, b"client-key-data: secret").expect("write");
+        }
+        RealFs
+            .write(&dir.path().join("admin.conf"), b"new", 0o600)
+            .expect("write");
+        assert!(!stale.exists(), "a dead writer's temp file is removed");
+        assert!(in_use.exists(), "a running writer's temp file is kept");
+        assert!(
+            other_file.exists(),
+            "another file's temp files are not this write's"
+        );
+    }
+
+    #[test]
+    fn stale_temp_files_are_removed_below_a_directory() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (dead, live) = (dead_pid(), running());
+        fs::create_dir_all(dir.path().join("pki/etcd")).expect("mkdir");
+        let stale = [
+            dir.path().join(temp_name("admin.conf", dead)),
+            dir.path().join("pki/etcd").join(temp_name("ca.key", dead)),
+        ];
+        let kept = [
+            dir.path().join(temp_name("kubelet.conf", live.0.id())),
+            dir.path().join("pki/.ca.key.tmp-x"),
+            dir.path().join("pki/ca.key"),
+        ];
+        for f in stale.iter().chain(&kept) {
+            fs::write(f, b"secret").expect("write");
+        }
+        let mut removed = RealFs.remove_stale_temp_files(dir.path()).expect("clean");
+        removed.sort();
+        assert_eq!(removed, stale);
+        assert!(kept.iter().all(|f| f.exists()));
+        assert!(stale.iter().all(|f| !f.exists()));
+        assert_eq!(
+            RealFs
+                .remove_stale_temp_files(&dir.path().join("absent"))
+                .expect("absent"),
+            Vec::<PathBuf>::new()
+        );
     }
 }

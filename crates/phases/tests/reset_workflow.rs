@@ -42,6 +42,8 @@ fn push(log: &Log, entry: String) {
 struct MemFs {
     entries: Mutex<BTreeMap<PathBuf, Option<Vec<u8>>>>,
     log: Log,
+    /// Mount points whose unmount fails (`EBUSY`).
+    busy: Vec<PathBuf>,
 }
 
 impl MemFs {
@@ -56,6 +58,7 @@ impl MemFs {
         Self {
             entries: Mutex::new(entries),
             log: log.clone(),
+            busy: Vec::new(),
         }
     }
 
@@ -114,8 +117,27 @@ impl Fs for MemFs {
             Err(io::ErrorKind::NotFound.into())
         }
     }
+    /// Logged; the mount point leaves the mount table (`/proc/mounts`), as the kernel's does,
+    /// unless it is one of `busy`.
     fn unmount(&self, path: &Path) -> io::Result<()> {
         push(&self.log, format!("umount {}", path.display()));
+        if self.busy.iter().any(|b| b == path) {
+            return Err(io::Error::from_raw_os_error(16));
+        }
+        let mut entries = self.entries.lock().expect("fs");
+        if let Some(Some(table)) = entries.get_mut(Path::new("/proc/mounts")) {
+            let text = String::from_utf8_lossy(table).into_owned();
+            let mut lines: Vec<&str> = text.split_inclusive('\n').collect();
+            let on_path = |l: &&str| {
+                l.split(' ')
+                    .nth(1)
+                    .is_some_and(|m| Path::new(&m.replace("\\040", " ")) == path)
+            };
+            if let Some(i) = lines.iter().rposition(on_path) {
+                lines.remove(i);
+            }
+            *table = lines.concat().into_bytes();
+        }
         Ok(())
     }
 }
@@ -588,6 +610,15 @@ fn the_prompt_needs_y_or_yes() {
             out, "[reset] Are you sure you want to proceed? [y/N]: ",
             "{answer:?}"
         );
+        // Beyond upstream, a warning before the question lists what will be emptied (etcd's data
+        // directory is unknown here: no configuration and an etcd.yaml without its volume).
+        assert_eq!(
+            n.captured.warnings.lock().expect("w").as_slice(),
+            [
+                "[reset] WARNING: Changes made to this host by 'kubeadm init' or 'kubeadm join' will be reverted.",
+                "[reset] The contents of these directories will be deleted: [/etc/kubernetes/manifests /etc/kubernetes/pki /var/lib/kubelet]",
+            ]
+        );
         match result {
             Ok(()) => assert!(proceeds, "{answer:?} proceeded"),
             Err(e) => {
@@ -754,5 +785,232 @@ fn fetched_configuration_takes_the_node_from_the_cluster() {
     assert_eq!(
         err.to_string(),
         "failed to get component configs: could not download the kubelet configuration from ConfigMap \"kubelet-config\": configmaps \"kubelet-config\" not found"
+    );
+}
+
+/// etcd's manifest with its data volume at `dir`.
+fn etcd_manifest(dir: &str) -> Vec<u8> {
+    format!("apiVersion: v1\nkind: Pod\nspec:\n  volumes:\n  - hostPath:\n      path: /etc/kubernetes/pki/etcd\n    name: etcd-certs\n  - hostPath:\n      path: {dir}\n      type: DirectoryOrCreate\n    name: etcd-data\n").into_bytes()
+}
+
+/// A control-plane node whose configuration from the cluster names `data_dir` as etcd's data, with
+/// the manifest mounting /var/lib/etcd and the files `extra`.
+fn node_with_data_dir(data_dir: &str, extra: &[(&str, &[u8])]) -> Node {
+    let manifest = etcd_manifest("/var/lib/etcd");
+    let mut files: Vec<(&str, &[u8])> = CONTROL_PLANE_FILES
+        .iter()
+        .copied()
+        .filter(|(p, _)| !p.ends_with("etcd.yaml"))
+        .collect();
+    files.push(("/etc/kubernetes/manifests/etcd.yaml", &manifest));
+    files.extend_from_slice(extra);
+    let mut cfg = cluster_config();
+    cfg.cluster.etcd.local.as_mut().expect("local etcd").data_dir = data_dir.to_string();
+    let n = node(
+        &files,
+        Some(cfg),
+        false,
+        Some(InitSystemKind::Systemd),
+        single_member(),
+    );
+    // The directories above, so that emptying `/` or `/etc` would reach them.
+    for dir in ["/", "/etc", "/var", "/var/lib", "/srv", "/srv/data"] {
+        n.data
+            .effects
+            .fs
+            .create_dir_all(Path::new(dir), 0o755)
+            .expect("mkdir");
+    }
+    n
+}
+
+#[test]
+fn a_data_directory_from_the_cluster_is_emptied_only_when_it_is_etcds() {
+    for (data_dir, why) in [
+        ("/", "it is a system directory"),
+        ("/etc", "it is a system directory"),
+        ("/var/lib/etcd/../../lib/", "it is a system directory"),
+        (
+            "/srv/data",
+            "it is not the directory this node's etcd.yaml mounts as its data, and it holds no etcd member/ directory",
+        ),
+    ] {
+        let mut n = node_with_data_dir(
+            data_dir,
+            &[("/srv/data/precious", b"x"), ("/etc/passwd", b"root")],
+        );
+        let out = reset(&mut n);
+        let log = n.log.lock().expect("log").clone();
+        assert!(
+            !log.iter().any(|l| l.starts_with("rm -r /srv")
+                || l.starts_with("rm -r /etc/passwd")
+                || l.starts_with("rm -r /var/lib/etcd")),
+            "{data_dir}: {log:#?}"
+        );
+        let fs = &n.data.effects.fs;
+        assert!(fs.exists(Path::new("/srv/data/precious")) && fs.exists(Path::new("/etc/passwd")));
+        // The member is still removed; only the emptying is refused, with the reason.
+        assert_eq!(n.etcd.calls(), ["list"]);
+        assert_eq!(
+            n.captured.warnings.lock().expect("w").as_slice(),
+            [format!(
+                "[reset] Not deleting the contents of the etcd data directory \"{data_dir}\": {why}"
+            )],
+        );
+        assert!(
+            out.contains("[reset] Deleting contents of stateful directories: [/var/lib/kubelet]\n"),
+            "{out}"
+        );
+    }
+
+    // The directory etcd.yaml mounts is emptied even without member/ (etcd had not started); one
+    // holding member/ even when the manifest is gone. Output as upstream's.
+    for (data_dir, extra, without) in [
+        ("/var/lib/etcd", &[][..], "/var/lib/etcd/member"),
+        (
+            "/data/etcd",
+            &[("/data/etcd/member/snap/db", &b"x"[..])][..],
+            "/etc/kubernetes/manifests/etcd.yaml",
+        ),
+    ] {
+        let mut n = node_with_data_dir(data_dir, extra);
+        n.data.effects.fs.remove_all(Path::new(without)).expect("rm");
+        let fs = &n.data.effects.fs;
+        for dir in ["/data/etcd", "/data/etcd/member", "/data/etcd/member/snap"] {
+            if data_dir == "/data/etcd" {
+                fs.create_dir_all(Path::new(dir), 0o700).expect("mkdir");
+            }
+        }
+        if data_dir == "/var/lib/etcd" {
+            n.data
+                .effects
+                .fs
+                .write(Path::new("/var/lib/etcd/wal"), b"x", 0o600)
+                .expect("wal");
+        }
+        n.log.lock().expect("log").clear();
+        let out = reset(&mut n);
+        assert_eq!(
+            out,
+            format!("{UPSTREAM_CONTROL_PLANE}{CLEANUP_INSTRUCTIONS}").replace(
+                "[/var/lib/etcd /var/lib/kubelet]",
+                &format!("[{data_dir} /var/lib/kubelet]")
+            )
+        );
+        assert!(n.captured.warnings.lock().expect("w").is_empty());
+        let emptied = n.data.effects.fs.list_dir(Path::new(data_dir)).expect("ls");
+        assert!(emptied.is_empty(), "{data_dir}: {emptied:?}");
+    }
+}
+
+#[test]
+fn the_prompt_lists_etcds_data_only_when_reset_would_empty_it() {
+    for (data_dir, listed) in [("/var/lib/etcd", true), ("/", false), ("/srv/data", false)] {
+        let mut n = node_with_data_dir(data_dir, &[]);
+        n.data.force = false;
+        n.data.input = Box::new(io::Cursor::new(b"n\n".to_vec()));
+        kubeadm_phases::reset::workflow()
+            .run(&mut n.data, &[], &[])
+            .expect_err("declined");
+        let etcd = if listed {
+            format!(" {data_dir}")
+        } else {
+            String::new()
+        };
+        assert_eq!(
+            *n.captured.out.lock().expect("out"),
+            "[reset] Are you sure you want to proceed? [y/N]: "
+        );
+        assert_eq!(
+            n.captured.warnings.lock().expect("w").last().expect("warning"),
+            &format!(
+                "[reset] The contents of these directories will be deleted: [/etc/kubernetes/manifests /etc/kubernetes/pki{etcd} /var/lib/kubelet]"
+            )
+        );
+        assert!(
+            n.log.lock().expect("log").is_empty(),
+            "nothing done before the answer"
+        );
+    }
+}
+
+#[test]
+fn what_stays_mounted_is_never_deleted() {
+    // A pod's NFS volume that will not unmount (busy), a volume with a space in its name (written
+    // `\040` in the table) holding a subPath mount, and the kubelet's own pod directory.
+    let table = b"overlay / overlay rw 0 0\n\
+nfs /var/lib/kubelet/pods/p1/volumes/kubernetes.io~nfs/shared nfs4 rw 0 0\n\
+tmpfs /var/lib/kubelet/pods/p2/volumes/my\\040vol tmpfs rw 0 0\n\
+tmpfs /var/lib/kubelet/pods/p2/volumes/my\\040vol/sub tmpfs rw 0 0\n";
+    let files: Vec<(&str, &[u8])> = CONTROL_PLANE_FILES
+        .iter()
+        .copied()
+        .filter(|(p, _)| *p != "/proc/mounts")
+        .chain([
+            ("/proc/mounts", &table[..]),
+            (
+                "/var/lib/kubelet/pods/p1/volumes/kubernetes.io~nfs/shared/data",
+                &b"on the NFS server"[..],
+            ),
+            ("/var/lib/kubelet/pods/p1/etc-hosts", &b"x"[..]),
+        ])
+        .collect();
+    let mut n = node(
+        &files,
+        Some(cluster_config()),
+        false,
+        Some(InitSystemKind::Systemd),
+        single_member(),
+    );
+    let mut fs = MemFs::new(&n.log, &files, DIRS);
+    fs.busy = vec![PathBuf::from(
+        "/var/lib/kubelet/pods/p1/volumes/kubernetes.io~nfs/shared",
+    )];
+    for dir in [
+        "/var/lib/kubelet/pods/p1/volumes/kubernetes.io~nfs",
+        "/var/lib/kubelet/pods/p1/volumes/kubernetes.io~nfs/shared",
+        "/var/lib/kubelet/pods/p2",
+        "/var/lib/kubelet/pods/p2/volumes",
+        "/var/lib/kubelet/pods/p2/volumes/my vol",
+        "/var/lib/kubelet/pods/p2/volumes/my vol/sub",
+    ] {
+        fs.create_dir_all(Path::new(dir), 0o755).expect("mkdir");
+    }
+    n.data.effects.fs = Arc::new(fs);
+    let out = reset(&mut n);
+    assert_eq!(out, format!("{UPSTREAM_CONTROL_PLANE}{CLEANUP_INSTRUCTIONS}"));
+    let fs = &n.data.effects.fs;
+    assert_eq!(
+        fs.read(Path::new(
+            "/var/lib/kubelet/pods/p1/volumes/kubernetes.io~nfs/shared/data"
+        ))
+        .expect("kept"),
+        b"on the NFS server"
+    );
+    let log = n.log.lock().expect("log").clone();
+    let umounts: Vec<&str> = log
+        .iter()
+        .filter(|l| l.starts_with("umount"))
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        umounts,
+        [
+            // Deepest first; of equal depth, the later in the table first.
+            "umount /var/lib/kubelet/pods/p2/volumes/my vol/sub",
+            "umount /var/lib/kubelet/pods/p1/volumes/kubernetes.io~nfs/shared",
+            "umount /var/lib/kubelet/pods/p2/volumes/my vol",
+        ]
+    );
+    // Around it, the kubelet's directory is emptied.
+    assert!(!fs.exists(Path::new("/var/lib/kubelet/pods/p1/etc-hosts")));
+    assert!(!fs.exists(Path::new("/var/lib/kubelet/config.yaml")));
+    assert!(!fs.exists(Path::new("/var/lib/kubelet/pods/p2")));
+    assert_eq!(
+        n.captured.warnings.lock().expect("w").as_slice(),
+        [
+            "[reset] Failed to unmount mounted directory in /var/lib/kubelet/: /var/lib/kubelet/pods/p1/volumes/kubernetes.io~nfs/shared",
+            "[reset] Not deleting \"/var/lib/kubelet/pods/p1/volumes/kubernetes.io~nfs/shared\" or anything in it: it is still a mount point",
+        ]
     );
 }

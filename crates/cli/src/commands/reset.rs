@@ -136,7 +136,7 @@ fn context(inv: &Invocation<'_>) -> Result<ResetData, CommandError> {
         cert_dir: PathBuf::from(or_default(f.string("cert-dir"), DEFAULT_CERT_DIR)),
         kubernetes_dir: layout.kubernetes_dir(),
         kubelet_dir: layout.kubelet_dir(),
-        mounts_file: PathBuf::from("/proc/mounts"),
+        mounts_file: PathBuf::from("/proc/self/mountinfo"),
         input: Box::new(std::io::BufReader::new(std::io::stdin())),
         dirs_to_clean: Vec::new(),
         stateful_dirs_after: false,

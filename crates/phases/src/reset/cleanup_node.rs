@@ -7,6 +7,7 @@ use kubeadm_api::gofmt;
 use kubeadm_effects::fs::Fs;
 use kubeadm_workflow::PhaseError;
 
+use crate::reset::mount_table::{empty_around_mounts, mounts_below};
 use crate::reset::{DEFAULT_CERT_DIR, ResetData};
 
 /// The files `cleanup-node` deletes from `/etc/kubernetes`, in upstream's order.
@@ -94,9 +95,9 @@ pub(crate) fn run_cleanup_node(data: &mut ResetData) -> Result<(), PhaseError> {
 
     if data.stateful_dirs_after && !data.dry_run {
         for dir in &data.dirs_to_clean[..collected_before] {
-            // A failure is reported where upstream reports it, when the directory is emptied again
-            // after the phases.
-            let _ = clean_dir(&*data.effects.fs, dir);
+            // A failure (and what is left) is reported where upstream reports it, when the
+            // directory is emptied again after the phases.
+            let _ = empty_around_mounts(data, dir, false);
         }
     }
 
@@ -166,34 +167,21 @@ fn absolute_kubelet_dir(data: &ResetData) -> Option<PathBuf> {
             return None;
         }
     };
+    // Deepest first, so that a mount inside another (a subPath in its volume) does not keep the
+    // outer one busy; what stays mounted is never descended into when the directory is emptied.
     for mount_point in mounts_below(&String::from_utf8_lossy(&mounts), &dir) {
-        if data.effects.fs.unmount(Path::new(&mount_point)).is_err() {
+        if data.effects.fs.unmount(&mount_point).is_err() {
             data.effects.reporter.warn(
                 "unmount_linux.go",
                 &format!(
-                    "[reset] Failed to unmount mounted directory in {}/: {mount_point}",
-                    dir.display()
+                    "[reset] Failed to unmount mounted directory in {}/: {}",
+                    dir.display(),
+                    mount_point.display()
                 ),
             );
         }
     }
     Some(dir)
-}
-
-/// The mount points in a `/proc/mounts` text strictly below `dir`, in the file's order. As
-/// upstream, the second space-separated field is compared as it is written (octal escapes such as
-/// `\040` are not decoded).
-pub fn mounts_below(mounts: &str, dir: &Path) -> Vec<String> {
-    let mut prefix = dir.display().to_string();
-    if !prefix.ends_with('/') {
-        prefix.push('/');
-    }
-    mounts
-        .split('\n')
-        .filter_map(|line| line.split(' ').nth(1))
-        .filter(|mount_point| mount_point.starts_with(&prefix))
-        .map(str::to_string)
-        .collect()
 }
 
 /// Upstream's `resetConfigDir`: empties the manifests and certificates directories, deletes the
@@ -249,6 +237,35 @@ fn reset_config_dir(data: &ResetData) {
                 );
             }
         }
+        remove_stale_temp_files(data);
+    }
+}
+
+/// Beyond upstream: the temporary files a killed write left in `/etc/kubernetes` and below
+/// (`.admin.conf.tmp-<pid>` holds the credentials of the file it was to become) are removed, those
+/// of a process still running kept.
+fn remove_stale_temp_files(data: &ResetData) {
+    match data.effects.fs.remove_stale_temp_files(&data.kubernetes_dir) {
+        Ok(removed) => {
+            for file in removed {
+                data.effects.reporter.info(
+                    1,
+                    "cleanupnode.go",
+                    &format!(
+                        "[reset] Removed the temporary file {} a killed write left",
+                        file.display()
+                    ),
+                );
+            }
+        }
+        Err(e) => data.effects.reporter.warn(
+            "cleanupnode.go",
+            &format!(
+                "[reset] Failed to remove temporary files in {}: {}",
+                gofmt::quote(&data.kubernetes_dir.display().to_string()),
+                gofmt::io_error(&e)
+            ),
+        ),
     }
 }
 

@@ -32,7 +32,7 @@ pub struct ResetData {
     pub kubernetes_dir: PathBuf,
     /// `/var/lib/kubelet`.
     pub kubelet_dir: PathBuf,
-    /// Where `/proc/mounts` is read from.
+    /// The mount table (`/proc/self/mountinfo`; a `/proc/mounts` text is read too).
     pub mounts_file: PathBuf,
     /// Where the confirmation answer is read from (standard input).
     pub input: Box<dyn BufRead + Send>,

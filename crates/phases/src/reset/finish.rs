@@ -4,7 +4,7 @@
 use kubeadm_api::gofmt;
 
 use crate::reset::ResetData;
-use crate::reset::cleanup_node::clean_dir;
+use crate::reset::mount_table::empty_around_mounts;
 
 /// Upstream's `cleanDirs`, run by `kubeadm reset` after its phases: empties the stateful directories
 /// the phases collected (etcd's data, the kubelet's directory).
@@ -26,7 +26,7 @@ pub fn clean_stateful_dirs(data: &ResetData) {
             "reset.go",
             &format!("[reset] Deleting contents of {}", dir.display()),
         );
-        if let Err(e) = clean_dir(&*data.effects.fs, dir) {
+        if let Err(e) = empty_around_mounts(data, dir, true) {
             data.effects.reporter.warn(
                 "reset.go",
                 &format!(

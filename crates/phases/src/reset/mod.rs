@@ -8,13 +8,17 @@ pub mod tree;
 mod cleanup_node;
 mod data;
 pub mod finish;
+mod mount_table;
 mod preflight;
 mod remove_etcd_member;
 
-pub use cleanup_node::{clean_dir, mounts_below};
+pub use cleanup_node::clean_dir;
 pub use data::{DEFAULT_CERT_DIR, EtcdConnector, EtcdTlsFiles, ResetData};
+pub use mount_table::{decode_mount_path, mount_points, mounts_below};
 pub use preflight::ConfirmError;
-pub use remove_etcd_member::{EtcdDataDirError, etcd_data_dir};
+pub use remove_etcd_member::{
+    DataDirRefusal, EtcdDataDirError, SYSTEM_DIRS, check_etcd_data_dir, etcd_data_dir,
+};
 
 use kubeadm_workflow::Workflow;
 

@@ -3,10 +3,12 @@
 
 use std::io::BufRead;
 
+use kubeadm_api::gofmt;
 use kubeadm_workflow::PhaseError;
 
 use crate::preflight::{IgnoreSet, root_checks, run_checks};
 use crate::reset::ResetData;
+use crate::reset::remove_etcd_member::{EtcdDataDir, locate_etcd_data_dir};
 
 /// The user did not confirm the reset (upstream's `InteractivelyConfirmAction`).
 #[derive(Debug, thiserror::Error)]
@@ -27,6 +29,21 @@ pub(crate) fn run_preflight(data: &mut ResetData) -> Result<(), PhaseError> {
         data.effects.reporter.warn(
             "preflight.go",
             "[reset] WARNING: Changes made to this host by 'kubeadm init' or 'kubeadm join' will be reverted.",
+        );
+        // Beyond upstream: what will be emptied, etcd's data directory among it only when reset
+        // would empty it (see `check_etcd_data_dir`).
+        let mut dirs = vec![data.kubernetes_dir.join("manifests"), data.cert_dir.clone()];
+        if let EtcdDataDir::Clean(dir) = locate_etcd_data_dir(data) {
+            dirs.push(dir);
+        }
+        dirs.push(data.kubelet_dir.clone());
+        // A warning, as upstream's line above: standard output stays upstream's.
+        data.effects.reporter.warn(
+            "preflight.go",
+            &format!(
+                "[reset] The contents of these directories will be deleted: {}",
+                gofmt::list(dirs.iter().map(|d| d.display()))
+            ),
         );
         data.effects
             .reporter

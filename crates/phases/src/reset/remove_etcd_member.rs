@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use kubeadm_api::internal::InitConfig;
 use kubeadm_api::v1beta3::ApiEndpoint;
 use kubeadm_effects::etcd::{EtcdError, Member};
+use kubeadm_effects::fs::Fs;
 use kubeadm_workflow::PhaseError;
 use serde_json::Value;
 
@@ -64,53 +65,209 @@ pub fn etcd_data_dir(
     Ok(dir.to_string())
 }
 
-/// The `remove-etcd-member` phase: adds the local etcd's data directory to the directories to
-/// empty and, with a configuration from the cluster, removes this node's member from the etcd
-/// cluster (a failure is only a warning, as upstream).
-pub(crate) fn run_remove_etcd_member(data: &mut ResetData) -> Result<(), PhaseError> {
+/// Why `reset` leaves the etcd data directory it was given instead of emptying it (beyond
+/// upstream, which empties whatever absolute path the `kubeadm-config` ConfigMap names: anyone able
+/// to edit it could have the next `reset -f` empty `/`).
+#[derive(Debug, thiserror::Error)]
+pub enum DataDirRefusal {
+    /// Not an absolute path.
+    #[error("it is not an absolute path")]
+    Relative,
+    /// One of [`SYSTEM_DIRS`] (after `.`, `..` and symbolic links are resolved).
+    #[error("it is a system directory")]
+    System,
+    /// Neither what the node's own `etcd.yaml` mounts nor a directory holding `member/`.
+    #[error(
+        "it is not the directory this node's etcd.yaml mounts as its data, and it holds no etcd member/ directory"
+    )]
+    NotEtcds,
+}
+
+/// The directories `reset` never empties as etcd's data: the root, the top-level directories of the
+/// Filesystem Hierarchy Standard, the first level of `/usr` and `/var` that the system keeps its
+/// programs, libraries, state and logs in, and kubeadm's and the kubelet's own directories (which
+/// `reset` cleans by their own rules).
+pub const SYSTEM_DIRS: &[&str] = &[
+    "/",
+    "/bin",
+    "/boot",
+    "/dev",
+    "/etc",
+    "/home",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/media",
+    "/mnt",
+    "/opt",
+    "/proc",
+    "/root",
+    "/run",
+    "/sbin",
+    "/srv",
+    "/sys",
+    "/tmp",
+    "/usr",
+    "/usr/bin",
+    "/usr/include",
+    "/usr/lib",
+    "/usr/lib32",
+    "/usr/lib64",
+    "/usr/libexec",
+    "/usr/local",
+    "/usr/sbin",
+    "/usr/share",
+    "/usr/src",
+    "/var",
+    "/var/cache",
+    "/var/lib",
+    "/var/local",
+    "/var/lock",
+    "/var/log",
+    "/var/mail",
+    "/var/opt",
+    "/var/run",
+    "/var/spool",
+    "/var/tmp",
+    "/etc/kubernetes",
+    "/var/lib/kubelet",
+];
+
+/// `path` with `.`, `..` and repeated or trailing slashes resolved as text (`..` above the root is
+/// the root).
+fn lexical_clean(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::from("/");
+    for c in path.components() {
+        match c {
+            Component::Normal(n) => out.push(n),
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::RootDir | Component::CurDir | Component::Prefix(_) => {}
+        }
+    }
+    out
+}
+
+/// Whether `reset` may empty `dir` as etcd's data: an absolute path that is none of
+/// [`SYSTEM_DIRS`] (as written or with its links resolved), and either the `etcd-data` host path of
+/// the node's own manifest (`manifest_dir`) or a directory holding etcd's `member/`.
+pub fn check_etcd_data_dir(
+    fs: &dyn Fs,
+    dir: &Path,
+    manifest_dir: Option<&Path>,
+) -> Result<(), DataDirRefusal> {
+    if !dir.is_absolute() {
+        return Err(DataDirRefusal::Relative);
+    }
+    let clean = lexical_clean(dir);
+    let real = fs.canonicalize(dir).ok();
+    let system = |p: &Path| SYSTEM_DIRS.iter().any(|s| Path::new(s) == p);
+    if system(&clean) || real.as_deref().is_some_and(system) {
+        return Err(DataDirRefusal::System);
+    }
+    let mounted = manifest_dir.is_some_and(|m| m.is_absolute() && lexical_clean(m) == clean);
+    if mounted || fs.exists(&dir.join("member")) {
+        Ok(())
+    } else {
+        Err(DataDirRefusal::NotEtcds)
+    }
+}
+
+/// Where this node's etcd keeps its data, as `reset` finds it, and whether it may be emptied.
+#[derive(Debug)]
+pub(crate) enum EtcdDataDir {
+    /// Unknown (upstream then assumes an external etcd).
+    Unknown(EtcdDataDirError),
+    /// Named, but not to be emptied.
+    Refused(PathBuf, DataDirRefusal),
+    /// To be emptied.
+    Clean(PathBuf),
+}
+
+/// Finds the etcd data directory (upstream's `getEtcdDataDir`, from the configuration or else the
+/// node's `etcd.yaml`) and checks it ([`check_etcd_data_dir`]). Prints nothing.
+pub(crate) fn locate_etcd_data_dir(data: &ResetData) -> EtcdDataDir {
     let manifest_path = data.kubernetes_dir.join("manifests/etcd.yaml");
+    let manifest = data.effects.fs.read(&manifest_path);
+    let from_manifest = manifest
+        .as_ref()
+        .ok()
+        .and_then(|bytes| etcd_data_dir(None, bytes, &manifest_path).ok());
     let has_local = data.cfg.as_ref().is_some_and(|c| c.cluster.etcd.local.is_some());
     let dir = if has_local {
         etcd_data_dir(data.cfg.as_ref(), b"", &manifest_path)
     } else {
-        data.effects.reporter.warn(
-            "removeetcdmember.go",
-            "[reset] No kubeadm config, using etcd pod spec to get data directory",
-        );
-        match data.effects.fs.read(&manifest_path) {
-            Ok(bytes) => etcd_data_dir(None, &bytes, &manifest_path),
+        match &manifest {
+            Ok(bytes) => etcd_data_dir(None, bytes, &manifest_path),
             Err(e) => Err(EtcdDataDirError::Read {
                 path: manifest_path.clone(),
                 reason: format!(
                     "open {}: {}",
                     manifest_path.display(),
-                    kubeadm_api::gofmt::io_error(&e)
+                    kubeadm_api::gofmt::io_error(e)
                 ),
             }),
         }
     };
     match dir {
+        Err(e) => EtcdDataDir::Unknown(e),
         Ok(dir) => {
-            data.dirs_to_clean.push(PathBuf::from(dir));
-            if data.cfg.is_some() {
-                if data.dry_run {
-                    data.say("[reset] Would remove the etcd member on this node from the etcd cluster");
-                } else if let Err(e) = remove_stacked_etcd_member(data) {
-                    data.effects.reporter.warn(
-                        "removeetcdmember.go",
-                        &format!(
-                            "[reset] Failed to remove etcd member: {e}, please manually remove this etcd member using etcdctl"
-                        ),
-                    );
-                }
+            let dir = PathBuf::from(dir);
+            match check_etcd_data_dir(&*data.effects.fs, &dir, from_manifest.as_deref().map(Path::new)) {
+                Ok(()) => EtcdDataDir::Clean(dir),
+                Err(why) => EtcdDataDir::Refused(dir, why),
             }
         }
-        Err(e) => {
+    }
+}
+
+/// The `remove-etcd-member` phase: adds the local etcd's data directory to the directories to
+/// empty (when [`check_etcd_data_dir`] allows it; a warning says why not) and, with a
+/// configuration from the cluster, removes this node's member from the etcd cluster (a failure
+/// is only a warning, as upstream).
+pub(crate) fn run_remove_etcd_member(data: &mut ResetData) -> Result<(), PhaseError> {
+    let has_local = data.cfg.as_ref().is_some_and(|c| c.cluster.etcd.local.is_some());
+    if !has_local {
+        data.effects.reporter.warn(
+            "removeetcdmember.go",
+            "[reset] No kubeadm config, using etcd pod spec to get data directory",
+        );
+    }
+    let dir = match locate_etcd_data_dir(data) {
+        EtcdDataDir::Unknown(e) => {
             data.effects
                 .reporter
                 .info(1, "removeetcdmember.go", &format!("[reset] {e}"));
             data.say("[reset] No etcd config found. Assuming external etcd");
             data.say("[reset] Please, manually reset etcd to prevent further issues");
+            return Ok(());
+        }
+        EtcdDataDir::Refused(dir, why) => {
+            data.effects.reporter.warn(
+                "removeetcdmember.go",
+                &format!(
+                    "[reset] Not deleting the contents of the etcd data directory {}: {why}",
+                    kubeadm_api::gofmt::quote(&dir.display().to_string())
+                ),
+            );
+            None
+        }
+        EtcdDataDir::Clean(dir) => Some(dir),
+    };
+    data.dirs_to_clean.extend(dir);
+    if data.cfg.is_some() {
+        if data.dry_run {
+            data.say("[reset] Would remove the etcd member on this node from the etcd cluster");
+        } else if let Err(e) = remove_stacked_etcd_member(data) {
+            data.effects.reporter.warn(
+                "removeetcdmember.go",
+                &format!(
+                    "[reset] Failed to remove etcd member: {e}, please manually remove this etcd member using etcdctl"
+                ),
+            );
         }
     }
     Ok(())

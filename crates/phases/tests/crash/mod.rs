@@ -598,7 +598,16 @@ impl Fs for MemFs {
             Err(io::ErrorKind::NotFound.into())
         }
     }
-    fn unmount(&self, _: &Path) -> io::Result<()> {
+    /// As the kernel does: the mount point leaves the mount table (`/proc/mounts`).
+    fn unmount(&self, path: &Path) -> io::Result<()> {
+        if let Some((_, table)) = self
+            .files
+            .lock()
+            .expect("files")
+            .get_mut(Path::new("/proc/mounts"))
+        {
+            *table = without_mount(table, path);
+        }
         Ok(())
     }
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
@@ -960,4 +969,19 @@ pub fn node_object(cluster: &FakeCluster, name: &str) -> Value {
         m.remove("resourceVersion");
     }
     node
+}
+
+/// A `/proc/mounts` text without its last mount on `path` (the one on top).
+pub fn without_mount(table: &[u8], path: &Path) -> Vec<u8> {
+    let text = String::from_utf8_lossy(table);
+    let mut lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let on_path = |l: &&str| {
+        l.split(' ')
+            .nth(1)
+            .is_some_and(|m| Path::new(&m.replace("\\040", " ")) == path)
+    };
+    if let Some(i) = lines.iter().rposition(on_path) {
+        lines.remove(i);
+    }
+    lines.concat().into_bytes()
 }
