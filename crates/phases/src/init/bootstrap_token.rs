@@ -24,7 +24,7 @@ pub(crate) enum BootstrapTokenError {
     Clock,
     /// A token without a value.
     #[error("error updating or creating token: {0}")]
-    Missing(#[source] bootstrap_token::MissingTokenError),
+    Missing(#[source] bootstrap_token::TokenSecretError),
     /// A token Secret.
     #[error("error updating or creating token: {0}")]
     Token(#[source] ClusterError),
@@ -121,7 +121,7 @@ pub(crate) fn run(data: &mut InitData) -> Result<(), PhaseError> {
 pub enum CreateTokensError {
     /// A token without a value (dynamic defaulting gives every token one).
     #[error(transparent)]
-    Missing(#[from] bootstrap_token::MissingTokenError),
+    Missing(#[from] bootstrap_token::TokenSecretError),
     /// The Secret exists already, or the API refused it.
     #[error(transparent)]
     Cluster(#[from] ClusterError),
