@@ -45,9 +45,18 @@ fn data(cluster: Arc<FakeCluster>, now: i64, out: Arc<Captured>) -> InitData {
 }
 
 fn run(phase: &str, now: i64) -> (Arc<FakeCluster>, Result<(), String>, String) {
+    run_with(phase, now, |_| {})
+}
+
+fn run_with(
+    phase: &str,
+    now: i64,
+    change: impl FnOnce(&mut InitData),
+) -> (Arc<FakeCluster>, Result<(), String>, String) {
     let cluster = Arc::new(FakeCluster::new().with_object(&Resource::nodes(), node()));
     let out = Arc::new(Captured::default());
     let mut d = data(cluster.clone(), now, out.clone());
+    change(&mut d);
     let result = kubeadm_phases::init::workflow()
         .run(&mut d, &[phase.to_string()], &[])
         .map_err(|e| format!("{e:#}"));
@@ -76,6 +85,26 @@ fn a_token_whose_expiration_cannot_be_computed_is_refused_before_anything_is_wri
         );
         assert_eq!(written(&cluster), Vec::<String>::new(), "{phase}: {err}");
     }
+}
+
+/// A token that never expires ahead of the one whose expiration is out of range: neither is
+/// written.
+#[test]
+fn no_token_is_written_when_a_later_one_cannot_be() {
+    let (cluster, result, _) = run_with("bootstrap-token", LATE, |d| {
+        let mut first = d.cfg.init.bootstrap_tokens[0].clone();
+        first.token = Some(
+            kubeadm_api::v1beta3::BootstrapTokenString::parse("zzzzzz.0123456789abcdef").expect("token"),
+        );
+        first.ttl = None;
+        d.cfg.init.bootstrap_tokens.insert(0, first);
+    });
+    let err = result.expect_err("the second token");
+    assert!(
+        err.contains("bootstrap token 1: cannot compute its expiration"),
+        "{err}"
+    );
+    assert_eq!(written(&cluster), Vec::<String>::new(), "{err}");
 }
 
 #[test]
