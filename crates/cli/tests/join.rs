@@ -250,6 +250,26 @@ nodeRegistration:
   name: Bad_Name
 ";
 
+/// A discovery file whose user authenticates with a `gcp` auth provider: upstream registers no
+/// auth provider plugin and fails when it makes the client; kubeadm-rs fails alike, never running
+/// the provider's `cmd-path`.
+const AUTH_PROVIDER_DISCOVERY: &str = "apiVersion: v1
+kind: Config
+clusters:
+- name: k
+  cluster: {server: 'https://127.0.0.1:1', insecure-skip-tls-verify: true}
+contexts:
+- name: c
+  context: {cluster: k, user: u}
+current-context: c
+users:
+- name: u
+  user:
+    auth-provider:
+      name: gcp
+      config: {cmd-path: /bin/sh, cmd-args: '-c :>/auth-provider-ran'}
+";
+
 /// Input upstream refuses before contacting anything: the same message and exit code.
 #[test]
 fn bad_input_fails_as_upstream() {
@@ -271,6 +291,16 @@ fn bad_input_fails_as_upstream() {
             vec![],
         ),
         ("missing config", vec!["--config", "/nonexistent"], vec![]),
+        (
+            "discovery file whose user names an auth provider",
+            vec![
+                "--discovery-file",
+                "/disc.yaml",
+                "--ignore-preflight-errors",
+                "all",
+            ],
+            vec![("/disc.yaml", AUTH_PROVIDER_DISCOVERY)],
+        ),
         (
             "config mixed with flags",
             vec![

@@ -72,8 +72,26 @@ fn token_expiration_is_now_plus_ttl_or_the_absolute_expiry_in_utc() {
     let missing = BootstrapToken::default();
     assert_eq!(
         bootstrap_token::token_secret(&missing, 3, now).map(|_| ()),
-        Err(bootstrap_token::MissingTokenError { index: 3 })
+        Err(bootstrap_token::TokenSecretError::Missing { index: 3 })
     );
+}
+
+/// A TTL asked for must give an expiration: a clock so late that `now + ttl` is past the last
+/// time RFC 3339 can write is an error, never a Secret that does not expire.
+#[test]
+fn a_ttl_whose_expiration_is_out_of_range_is_an_error() {
+    // 9999-12-30T20:00:00Z: a day later is past the last instant a timestamp holds.
+    let late = Time::from_unix_seconds(253_402_200_000).expect("time");
+    let ttl = Duration::from_hours(24);
+    assert_eq!(
+        bootstrap_token::token_secret(&token(Some(ttl), None), 1, late).map(|_| ()),
+        Err(bootstrap_token::TokenSecretError::Expiration { index: 1, ttl })
+    );
+    let err = bootstrap_token::token_secret(&token(Some(ttl), None), 1, late).expect_err("out of range");
+    assert!(!err.to_string().contains("0123456789abcdef"), "{err}");
+    // Without a TTL the token never expires, as upstream's.
+    let secret = bootstrap_token::token_secret(&token(None, None), 0, late).expect("secret");
+    assert_eq!(expiration(&secret), None);
 }
 
 #[test]

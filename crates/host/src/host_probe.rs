@@ -8,9 +8,6 @@
 
 use std::io::{self, Read};
 use std::net::{TcpListener, ToSocketAddrs};
-use std::os::unix::fs::PermissionsExt;
-use std::path::Path;
-use std::process::Command;
 use std::time::Duration;
 
 use kubeadm_effects::host_probe::{
@@ -19,6 +16,7 @@ use kubeadm_effects::host_probe::{
 use kubeadm_effects::init_system::InitSystem;
 
 use crate::init_system::HostInitSystem;
+use crate::path_lookup;
 
 /// This host.
 #[derive(Debug, Clone, Copy, Default)]
@@ -36,10 +34,6 @@ fn go_error(op: &str, path: &str, e: &io::Error) -> HostProbeError {
 /// A failed system call's errno text, as Go words it (`operation not permitted`).
 fn syscall_error(e: nix::errno::Errno) -> HostProbeError {
     HostProbeError::Syscall(e.desc().to_lowercase())
-}
-
-fn is_executable_file(p: &Path) -> bool {
-    std::fs::metadata(p).is_ok_and(|m| !m.is_dir() && m.permissions().mode() & 0o111 != 0)
 }
 
 /// The first nameserver of `/etc/resolv.conf`, as Go names it in a failed lookup.
@@ -68,7 +62,7 @@ fn env_any(names: &[&str]) -> String {
 }
 
 fn command_stdout(program: &str, args: &[&str]) -> Option<(bool, String, String)> {
-    let out = Command::new(program).args(args).output().ok()?;
+    let out = path_lookup::command(program).ok()?.args(args).output().ok()?;
     Some((
         out.status.success(),
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -142,20 +136,7 @@ impl HostProbe for RealHostProbe {
     }
 
     fn look_path(&self, exe: &str) -> Option<String> {
-        if exe.contains('/') {
-            return is_executable_file(Path::new(exe)).then(|| exe.to_string());
-        }
-        let paths = std::env::var_os("PATH")?;
-        std::env::split_paths(&paths)
-            .map(|dir| {
-                if dir.as_os_str().is_empty() {
-                    Path::new(".").join(exe)
-                } else {
-                    dir.join(exe)
-                }
-            })
-            .find(|p| is_executable_file(p))
-            .map(|p| p.display().to_string())
+        path_lookup::look_path(exe).map(|p| p.display().to_string())
     }
 
     fn kernel_release(&self) -> Result<String, HostProbeError> {
@@ -191,9 +172,8 @@ impl HostProbe for RealHostProbe {
         if path.ends_with(".gz") {
             // gzip is part of every Linux base system; decompressing here keeps a deflate
             // implementation out of the dependency tree for one small file.
-            let out = Command::new("gzip")
-                .args(["-dc", path])
-                .output()
+            let out = path_lookup::command("gzip")
+                .and_then(|mut c| c.args(["-dc", path]).output())
                 .map_err(|e| go_error("gzip -dc", path, &e))?;
             if !out.status.success() {
                 return Err(HostProbeError::Path {
@@ -284,7 +264,7 @@ impl HostProbe for RealHostProbe {
     }
 
     fn kubelet_version_output(&self) -> Result<String, HostProbeError> {
-        match Command::new("kubelet").arg("--version").output() {
+        match path_lookup::command("kubelet").and_then(|mut c| c.arg("--version").output()) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => Err(HostProbeError::Command(
                 "executable file not found in $PATH".to_string(),
             )),

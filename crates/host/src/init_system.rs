@@ -1,10 +1,11 @@
 //! The host's init system, found and driven as upstream does: `systemctl` on PATH means systemd,
 //! `openrc` on PATH means OpenRC, otherwise there is none.
 
-use std::path::Path;
-use std::process::Command;
+use std::process::Output;
 
 use kubeadm_effects::init_system::{InitSystem, InitSystemKind, ServiceError};
+
+use crate::path_lookup;
 
 /// The init system of this host.
 #[derive(Debug, Clone, Copy)]
@@ -26,24 +27,20 @@ impl HostInitSystem {
     }
 }
 
-/// Go's `exec.LookPath` for a bare name: an executable regular file in one of PATH's directories.
+/// Go's `exec.LookPath` for a bare name: an executable file in one of PATH's absolute directories
+/// ([`path_lookup::look_path`]; never the current directory).
 fn on_path(name: &str) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::env::var_os("PATH").is_some_and(|paths| {
-        std::env::split_paths(&paths).any(|dir| {
-            let p = if dir.as_os_str().is_empty() {
-                Path::new(".").join(name)
-            } else {
-                dir.join(name)
-            };
-            std::fs::metadata(&p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        })
-    })
+    path_lookup::look_path(name).is_some()
+}
+
+/// Runs `program` (found on PATH as [`on_path`] finds it) with `args`.
+fn output(program: &str, args: &[&str]) -> std::io::Result<Output> {
+    path_lookup::command(program)?.args(args).output()
 }
 
 fn run(program: &str, args: &[&str]) -> Result<(), ServiceError> {
     let command = format!("{program} {}", args.join(" "));
-    match Command::new(program).args(args).output() {
+    match output(program, args) {
         Ok(out) if out.status.success() => Ok(()),
         Ok(out) => Err(ServiceError {
             command,
@@ -64,19 +61,14 @@ impl InitSystem for HostInitSystem {
     fn service_exists(&self, service: &str) -> bool {
         match self.kind {
             // systemd writes "Loaded: not-found" on stdout for unknown units.
-            Some(InitSystemKind::Systemd) => Command::new("systemctl")
-                .args(["status", service])
-                .output()
+            Some(InitSystemKind::Systemd) => output("systemctl", &["status", service])
                 .is_ok_and(|o| !String::from_utf8_lossy(&o.stdout).contains("Loaded: not-found")),
             // OpenRC writes to stderr when a service does not exist.
-            Some(InitSystemKind::OpenRc) => Command::new("rc-service")
-                .args([service, "status"])
-                .output()
-                .is_ok_and(|o| {
-                    let mut all = o.stdout;
-                    all.extend_from_slice(&o.stderr);
-                    !String::from_utf8_lossy(&all).contains("does not exist")
-                }),
+            Some(InitSystemKind::OpenRc) => output("rc-service", &[service, "status"]).is_ok_and(|o| {
+                let mut all = o.stdout;
+                all.extend_from_slice(&o.stderr);
+                !String::from_utf8_lossy(&all).contains("does not exist")
+            }),
             None => false,
         }
     }

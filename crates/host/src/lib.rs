@@ -11,5 +11,6 @@ pub mod host_probe;
 pub mod https;
 pub mod init_system;
 pub mod keygen;
+pub mod path_lookup;
 pub mod probe;
 pub mod report;

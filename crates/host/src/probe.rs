@@ -98,17 +98,9 @@ pub fn is_socket(path: &Path) -> bool {
 }
 
 /// Upstream's `GetInitSystem` test: `systemctl`, else `openrc`, found on the PATH (as Go's
-/// `exec.LookPath`: an executable file); the error text when neither is.
+/// `exec.LookPath`: an executable file in an absolute PATH entry); the error text when neither is.
 pub fn init_system_error() -> Option<String> {
-    use std::os::unix::fs::PermissionsExt as _;
-    let on_path = |name: &str| {
-        std::env::var_os("PATH").is_some_and(|paths| {
-            std::env::split_paths(&paths).any(|dir| {
-                std::fs::metadata(dir.join(name))
-                    .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-            })
-        })
-    };
+    let on_path = |name: &str| crate::path_lookup::look_path(name).is_some();
     if on_path("systemctl") || on_path("openrc") {
         None
     } else {
@@ -120,9 +112,8 @@ pub fn init_system_error() -> Option<String> {
 /// system; without systemd the answer is no).
 pub fn systemd_resolved_active() -> bool {
     Path::new("/run/systemd/system").is_dir()
-        && std::process::Command::new("systemctl")
-            .args(["is-active", "--quiet", "systemd-resolved"])
-            .status()
+        && crate::path_lookup::command("systemctl")
+            .and_then(|mut c| c.args(["is-active", "--quiet", "systemd-resolved"]).status())
             .is_ok_and(|s| s.success())
 }
 

@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use kubeadm_api::duration::Duration;
 use kubeadm_api::timestamp::Time;
 use kubeadm_api::v1beta3::{BootstrapToken, BootstrapTokenString};
 use serde_json::Value;
@@ -29,12 +30,27 @@ pub const AUTO_APPROVE_ROTATION_BINDING: &str = "kubeadm:node-autoapprove-certif
 pub const SELF_CSR_AUTO_APPROVAL_ROLE: &str =
     "system:certificates.k8s.io:certificatesigningrequests:selfnodeclient";
 
-/// A bootstrap token without its `id.secret` cannot become a Secret.
+/// Why a bootstrap token cannot become a Secret.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("bootstrap token {index} has no token string")]
-pub struct MissingTokenError {
-    /// Position of the token in `bootstrapTokens`.
-    pub index: usize,
+pub enum TokenSecretError {
+    /// The token has no `id.secret`.
+    #[error("bootstrap token {index} has no token string")]
+    Missing {
+        /// Position of the token in `bootstrapTokens`.
+        index: usize,
+    },
+    /// The token has a TTL but `now + ttl` is not a time the Secret can hold. Upstream writes the
+    /// Secret anyway; one without an expiration would never expire (nor would what it owns, such
+    /// as `kubeadm-certs`), so it is refused.
+    #[error(
+        "bootstrap token {index}: cannot compute its expiration: the current time plus its TTL {ttl} is out of range"
+    )]
+    Expiration {
+        /// Position of the token in `bootstrapTokens`.
+        index: usize,
+        /// The token's TTL.
+        ttl: Duration,
+    },
 }
 
 /// `bootstrap-token-<id>`.
@@ -44,9 +60,10 @@ pub fn token_secret_name(token_id: &str) -> String {
 
 /// The Secret of a bootstrap token (upstream `BootstrapTokenToSecret`). The expiration is
 /// `expires` when set, else `now + ttl` for a positive TTL, as RFC 3339 in UTC with whole seconds;
-/// a token with neither never expires. `index` only names the token in the error.
-pub fn token_secret(token: &BootstrapToken, index: usize, now: Time) -> Result<Value, MissingTokenError> {
-    let bts = token.token.as_ref().ok_or(MissingTokenError { index })?;
+/// a token with neither never expires; an expiration out of range is an error. `index` only names
+/// the token in the error.
+pub fn token_secret(token: &BootstrapToken, index: usize, now: Time) -> Result<Value, TokenSecretError> {
+    let bts = token.token.as_ref().ok_or(TokenSecretError::Missing { index })?;
     let mut data: BTreeMap<String, Option<Vec<u8>>> = BTreeMap::new();
     let mut put = |k: &str, v: String| {
         data.insert(k.to_string(), Some(v.into_bytes()));
@@ -61,10 +78,12 @@ pub fn token_secret(token: &BootstrapToken, index: usize, now: Time) -> Result<V
     } else if let Some(ttl) = token.ttl.filter(|d| d.as_nanos() > 0) {
         // Go adds the TTL to a nanosecond clock and then drops the fraction; with a whole-second
         // `now` that is the floor of the TTL in seconds.
-        let secs = now.unix_seconds() + ttl.as_nanos().div_euclid(1_000_000_000);
-        if let Some(t) = Time::from_unix_seconds(secs) {
-            put("expiration", t.to_string());
-        }
+        let t = now
+            .unix_seconds()
+            .checked_add(ttl.as_nanos().div_euclid(1_000_000_000))
+            .and_then(Time::from_unix_seconds)
+            .ok_or(TokenSecretError::Expiration { index, ttl })?;
+        put("expiration", t.to_string());
     }
     for usage in &token.usages {
         put(&format!("usage-bootstrap-{usage}"), "true".to_string());

@@ -61,4 +61,53 @@ mod tests {
         let err = KubeCluster::insecure_anonymous("https://a b").expect_err("not a URL");
         assert!(err.to_string().contains("invalid server URL"), "{err}");
     }
+
+    fn with_user(user: &str) -> String {
+        format!(
+            "apiVersion: v1
+kind: Config
+clusters:
+- name: k
+  cluster: {{server: 'https://127.0.0.1:1', insecure-skip-tls-verify: true}}
+contexts:
+- name: c
+  context: {{cluster: k, user: u}}
+current-context: c
+users:
+- name: u
+  user: {user}
+"
+        )
+    }
+
+    /// A `gcp` auth provider's `cmd-path` would run while the client is built: it never does, and
+    /// the client is refused as upstream's (no auth provider plugin is registered in kubeadm).
+    #[test]
+    fn an_auth_provider_is_refused_and_its_command_never_runs() {
+        let dir = tempfile::tempdir().expect("dir");
+        let marker = dir.path().join("ran");
+        let user = format!(
+            "{{auth-provider: {{name: gcp, config: {{cmd-path: /bin/sh, cmd-args: '-c :>{}'}}}}}}",
+            marker.display()
+        );
+        let result = KubeCluster::from_kubeconfig_text("discovery", &with_user(&user));
+        assert!(!marker.exists(), "the auth provider's cmd-path ran");
+        let err = result.expect_err("refused");
+        assert_eq!(
+            err.to_string(),
+            "failed to create API client from discovery: no Auth Provider found for name \"gcp\""
+        );
+    }
+
+    /// An exec plugin named by a bare command that PATH's absolute entries do not hold is not run.
+    #[test]
+    fn an_exec_plugin_not_on_path_is_not_run() {
+        let user =
+            "{exec: {command: kubeadm-rs-no-such-plugin, apiVersion: client.authentication.k8s.io/v1beta1}}";
+        let err = KubeCluster::from_kubeconfig_text("discovery", &with_user(user)).expect_err("not found");
+        assert_eq!(
+            err.to_string(),
+            "failed to create API client from discovery: getting credentials: exec: executable kubeadm-rs-no-such-plugin not found"
+        );
+    }
 }

@@ -46,6 +46,27 @@ pub enum ClientError {
         /// Why.
         message: String,
     },
+    /// The kubeconfig's user authenticates with an auth provider. client-go finds no plugin of that
+    /// name in kubeadm (it registers none); kube would run a `gcp` provider's `cmd-path`, so none is
+    /// ever used.
+    #[error("failed to create API client from {path}: no Auth Provider found for name {name:?}")]
+    AuthProvider {
+        /// The kubeconfig file.
+        path: PathBuf,
+        /// The provider's name.
+        name: String,
+    },
+    /// The kubeconfig's exec credential plugin is not found on PATH (relative and empty PATH
+    /// entries are skipped, as Go's `exec.LookPath` refuses them).
+    #[error(
+        "failed to create API client from {path}: getting credentials: exec: executable {command} not found"
+    )]
+    ExecNotFound {
+        /// The kubeconfig file.
+        path: PathBuf,
+        /// The plugin's command.
+        command: String,
+    },
     /// The I/O runtime or the HTTP client could not be set up.
     #[error("failed to create API client from {path}: {message}")]
     Client {
@@ -85,12 +106,13 @@ impl KubeCluster {
     fn from_parsed(kubeconfig: Kubeconfig, path: &Path) -> Result<Self, ClientError> {
         let label = path.to_path_buf();
         Self::connect(path, async move {
-            kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
+            let config = kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
                 .await
                 .map_err(|e| ClientError::Kubeconfig {
-                    path: label,
+                    path: label.clone(),
                     message: e.to_string(),
-                })
+                })?;
+            runnable_credentials(config, &label)
         })
     }
 
@@ -252,6 +274,33 @@ fn failing_checks(body: &str) -> Vec<String> {
         return vec![body.to_string()];
     }
     failed
+}
+
+/// The configuration with its credentials made safe to use before kube acts on them (building the
+/// client runs the user's credential plugin): an auth provider is refused, as upstream's client
+/// finds none registered (kube would run a `gcp` provider's `cmd-path`); an exec plugin named by a
+/// bare command runs from the absolute path it is found at, never from the current directory.
+fn runnable_credentials(mut config: kube::Config, path: &Path) -> Result<kube::Config, ClientError> {
+    if let Some(provider) = &config.auth_info.auth_provider {
+        return Err(ClientError::AuthProvider {
+            path: path.to_path_buf(),
+            name: provider.name.clone(),
+        });
+    }
+    if let Some(command) = config
+        .auth_info
+        .exec
+        .as_mut()
+        .and_then(|e| e.command.as_mut())
+        .filter(|c| !c.contains('/'))
+    {
+        let found = crate::path_lookup::look_path(command).ok_or_else(|| ClientError::ExecNotFound {
+            path: path.to_path_buf(),
+            command: command.clone(),
+        })?;
+        *command = found.display().to_string();
+    }
+    Ok(config)
 }
 
 /// The REST path of a resource's collection, in a namespace or cluster-wide.

@@ -24,7 +24,7 @@ pub(crate) enum BootstrapTokenError {
     Clock,
     /// A token without a value.
     #[error("error updating or creating token: {0}")]
-    Missing(#[source] bootstrap_token::MissingTokenError),
+    Missing(#[source] bootstrap_token::TokenSecretError),
     /// A token Secret.
     #[error("error updating or creating token: {0}")]
     Token(#[source] ClusterError),
@@ -82,10 +82,12 @@ pub(crate) fn run(data: &mut InitData) -> Result<(), PhaseError> {
     }
     data.say("[bootstrap-token] Configuring bootstrap tokens, cluster-info ConfigMap, RBAC Roles");
     let now = Time::from_unix_seconds(data.now).ok_or(BootstrapTokenError::Clock)?;
-    for (i, token) in data.cfg.init.bootstrap_tokens.iter().enumerate() {
-        let secret = bootstrap_token::token_secret(token, i, now).map_err(BootstrapTokenError::Missing)?;
-        let id = token.token.as_ref().map(|t| t.id.as_str()).unwrap_or_default();
-        c.create_or_update_token_secret(id, &secret, false)
+    // Every Secret is built before the first is written: a token that cannot become one (no value,
+    // an expiration out of range) leaves the cluster as it was.
+    let secrets =
+        token_secrets(&data.cfg.init.bootstrap_tokens, now).map_err(BootstrapTokenError::Missing)?;
+    for (id, secret) in &secrets {
+        c.create_or_update_token_secret(id, secret, false)
             .map_err(BootstrapTokenError::Token)?;
     }
     data.say("[bootstrap-token] Configured RBAC rules to allow Node Bootstrap tokens to get nodes");
@@ -121,7 +123,7 @@ pub(crate) fn run(data: &mut InitData) -> Result<(), PhaseError> {
 pub enum CreateTokensError {
     /// A token without a value (dynamic defaulting gives every token one).
     #[error(transparent)]
-    Missing(#[from] bootstrap_token::MissingTokenError),
+    Missing(#[from] bootstrap_token::TokenSecretError),
     /// The Secret exists already, or the API refused it.
     #[error(transparent)]
     Cluster(#[from] ClusterError),
@@ -134,10 +136,24 @@ pub fn create_new_tokens(
     tokens: &[kubeadm_api::v1beta3::BootstrapToken],
     now: Time,
 ) -> Result<(), CreateTokensError> {
-    for (i, token) in tokens.iter().enumerate() {
-        let secret = bootstrap_token::token_secret(token, i, now)?;
-        let id = token.token.as_ref().map(|t| t.id.as_str()).unwrap_or_default();
-        c.create_or_update_token_secret(id, &secret, true)?;
+    for (id, secret) in &token_secrets(tokens, now)? {
+        c.create_or_update_token_secret(id, secret, true)?;
     }
     Ok(())
+}
+
+/// Each token's id and Secret, in order; the first token that cannot become a Secret is the error.
+fn token_secrets(
+    tokens: &[kubeadm_api::v1beta3::BootstrapToken],
+    now: Time,
+) -> Result<Vec<(String, Value)>, bootstrap_token::TokenSecretError> {
+    tokens
+        .iter()
+        .enumerate()
+        .map(|(i, token)| {
+            let secret = bootstrap_token::token_secret(token, i, now)?;
+            let id = token.token.as_ref().map(|t| t.id.clone()).unwrap_or_default();
+            Ok((id, secret))
+        })
+        .collect()
 }

@@ -29,7 +29,7 @@ pub(crate) enum UploadCertsError {
     Clock,
     /// The token Secret could not be built.
     #[error("error uploading certs: error creating token: {0}")]
-    TokenSecret(#[source] bootstrap_token::MissingTokenError),
+    TokenSecret(#[source] bootstrap_token::TokenSecretError),
     /// The token Secret could not be created.
     #[error("error uploading certs: error creating token: {0}")]
     Token(#[source] ClusterError),

@@ -92,6 +92,26 @@ pub(crate) fn has_authentication_credentials(doc: &Value) -> bool {
     current_user(&Config::from_value(doc)).is_some_and(|(_, user)| user.has_credentials())
 }
 
+/// The auth provider the current user names (`Some("")` for an unnamed one), which a client made
+/// from the document would have to run: client-go looks it up among its registered plugins, and
+/// kubeadm registers none.
+pub(crate) fn current_auth_provider(doc: &Value) -> Option<String> {
+    let config = Config::from_value(doc);
+    let (_, user) = current_user(&config)?;
+    user.auth_provider.as_ref().map(|p| p.name.clone())
+}
+
+/// The command of the current user's exec credential plugin, which a client made from the
+/// document runs to get its credentials.
+pub(crate) fn current_exec_command(doc: &Value) -> Option<String> {
+    let config = Config::from_value(doc);
+    let (_, user) = current_user(&config)?;
+    user.exec
+        .as_ref()
+        .map(|e| e.command.clone())
+        .filter(|c| !c.is_empty())
+}
+
 /// Upstream's `CreateBasic`: one cluster, a context `<user>@<cluster>` and no users.
 /// `ca_data` is the base64 of the CA bundle (empty: none).
 pub(crate) fn create_basic(server: &str, cluster_name: &str, user: &str, ca_data: &str) -> Value {

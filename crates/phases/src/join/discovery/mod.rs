@@ -80,6 +80,11 @@ pub enum DiscoveryError {
     /// An API client could not be created.
     #[error("{0}")]
     Client(String),
+    /// The discovery kubeconfig's user authenticates with an auth provider: client-go finds no
+    /// plugin of that name in kubeadm (it registers none), and kubeadm-rs never runs one (a `gcp`
+    /// provider's `cmd-path` would run as root).
+    #[error("failed to create API client: no Auth Provider found for name {}", kubeadm_api::gofmt::quote(.0))]
+    AuthProvider(String),
     /// `cluster-info` has no kubeconfig.
     #[error(
         "there is no {KUBECONFIG_KEY} key in the {CLUSTER_INFO_CONFIG_MAP} ConfigMap. This API Server isn't set up for token bootstrapping, can't connect"
@@ -400,6 +405,16 @@ fn validated_config_info(data: &JoinData, bytes: &[u8], timeout: Duration) -> Re
             "",
             &kc::default_cluster(&config).certificate_authority_data,
         );
+    }
+    // Upstream fails here, building the client: no auth provider plugin is registered in kubeadm.
+    if let Some(name) = kc::current_auth_provider(&config) {
+        return Err(DiscoveryError::AuthProvider(name));
+    }
+    if let Some(command) = kc::current_exec_command(&config) {
+        info(&format!(
+            "[discovery] The discovery file's user authenticates with an exec credential plugin: running {}",
+            kubeadm_api::gofmt::quote(&command)
+        ));
     }
     let client = data
         .client(&ClientSource::Kubeconfig(&kc::to_text(&config)))

@@ -596,3 +596,95 @@ fn http_url_is_a_local_path() {
         "couldn't validate the identity of the API Server: open http://192.0.2.1/x: no such file or directory"
     );
 }
+
+/// Records the verbose log (`-v=1` and above) too.
+#[derive(Debug, Default, Clone)]
+struct Verbose(Arc<Mutex<Vec<String>>>);
+
+impl Reporter for Verbose {
+    fn out(&self, _: &str) {}
+    fn err(&self, _: &str) {}
+    fn verbosity(&self) -> u8 {
+        1
+    }
+    fn log(&self, _: Severity, level: u8, _: &str, message: &str) {
+        self.0.lock().expect("lock").push(format!("{level} {message}"));
+    }
+}
+
+fn file_with_user(dir: &std::path::Path, user: &str) -> std::path::PathBuf {
+    let text = format!(
+        "apiVersion: v1
+kind: Config
+clusters:
+- name: c
+  cluster: {{server: 'https://127.0.0.1:1', certificate-authority-data: '{}'}}
+contexts:
+- name: ctx
+  context: {{cluster: c, user: u}}
+current-context: ctx
+users:
+- name: u
+  user: {user}
+",
+        b64(CA_CERT)
+    );
+    let path = dir.join("discovery.conf");
+    std::fs::write(&path, text).expect("file");
+    path
+}
+
+/// Discovery with `file` and its verbose log, against a cluster answering `cluster-info`.
+fn discover_logged(file: &std::path::Path) -> (Result<Value, DiscoveryError>, Vec<String>, Vec<String>) {
+    let cm = cluster_info(json!({"kubeconfig": info_kubeconfig()}));
+    let fake = FakeCluster::new().with_object(&Resource::config_maps(), cm);
+    let sources = Arc::new(Mutex::new(Vec::new()));
+    let mut data = data_with(
+        file_cfg(file, ""),
+        Arc::new(fake),
+        sources.clone(),
+        Captured::default(),
+    );
+    let log = Verbose::default();
+    data.effects.reporter = Arc::new(log.clone());
+    let r = tls_bootstrap_config(&data);
+    let s = sources.lock().expect("lock").clone();
+    let l = log.0.lock().expect("lock").clone();
+    (r, s, l)
+}
+
+/// A discovery file whose user names an auth provider fails as upstream's (client-go finds no
+/// such plugin in kubeadm), before any client is made, so its `cmd-path` never runs.
+#[test]
+fn an_auth_provider_in_a_discovery_file_is_refused_before_any_client_is_made() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let marker = dir.path().join("ran");
+    let user = format!(
+        "{{auth-provider: {{name: gcp, config: {{cmd-path: /bin/sh, cmd-args: '-c :>{}'}}}}}}",
+        marker.display()
+    );
+    let (r, sources, _) = discover_logged(&file_with_user(dir.path(), &user));
+    assert_eq!(
+        r.expect_err("refused").to_string(),
+        "couldn't validate the identity of the API Server: failed to create API client: no Auth Provider found for name \"gcp\""
+    );
+    assert_eq!(sources, Vec::<String>::new(), "a client was made");
+    assert!(!marker.exists());
+}
+
+/// An exec plugin is kept (upstream runs it), and the verbose log says which command runs.
+#[test]
+fn an_exec_plugin_in_a_discovery_file_is_logged_with_its_command() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let user = "{exec: {command: /usr/local/bin/get-token, args: [--secret-arg], apiVersion: client.authentication.k8s.io/v1beta1}}";
+    let (r, sources, log) = discover_logged(&file_with_user(dir.path(), user));
+    let tls = r.expect("exec discovery");
+    assert_eq!(
+        tls["users"][0]["user"]["exec"]["command"],
+        "/usr/local/bin/get-token"
+    );
+    assert_eq!(sources.len(), 1);
+    let line = "1 [discovery] The discovery file's user authenticates with an exec credential plugin: running \"/usr/local/bin/get-token\"";
+    assert!(log.iter().any(|l| l == line), "{log:#?}");
+    assert!(!log.iter().any(|l| l.contains("--secret-arg")), "{log:#?}");
+}
