@@ -23,7 +23,7 @@ impl KubeCluster {
         let path = Path::new(label);
         let kubeconfig = Kubeconfig::from_yaml(text).map_err(|e| ClientError::Kubeconfig {
             path: path.to_path_buf(),
-            message: e.to_string(),
+            message: super::redact::describe(&e),
         })?;
         Self::from_parsed(kubeconfig, path)
     }

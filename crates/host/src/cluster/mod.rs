@@ -30,6 +30,7 @@ use kubeadm_effects::cluster::{
 use serde_json::Value;
 
 mod bootstrap;
+mod redact;
 
 /// How long one request may take before it counts as unavailable (client-go's kubeadm clients
 /// have no overall timeout; a bound keeps a hung server from hanging `init`).
@@ -76,7 +77,7 @@ impl KubeCluster {
     pub fn from_kubeconfig(path: &Path) -> Result<Self, ClientError> {
         let kubeconfig = Kubeconfig::read_from(path).map_err(|e| ClientError::Kubeconfig {
             path: path.to_path_buf(),
-            message: e.to_string(),
+            message: redact::describe(&e),
         })?;
         Self::from_parsed(kubeconfig, path)
     }
@@ -89,7 +90,7 @@ impl KubeCluster {
                 .await
                 .map_err(|e| ClientError::Kubeconfig {
                     path: label,
-                    message: e.to_string(),
+                    message: redact::describe(&e),
                 })
         })
     }
@@ -124,7 +125,7 @@ impl KubeCluster {
             let server = config.cluster_url.to_string();
             let client = kube::Client::try_from(config).map_err(|e| ClientError::Client {
                 path: path.to_path_buf(),
-                message: e.to_string(),
+                message: redact::describe(&e),
             })?;
             Ok::<_, ClientError>((client, server))
         })
@@ -180,13 +181,13 @@ impl KubeCluster {
                     },
                     None => ClusterError::Unavailable {
                         call: Box::new(call.clone()),
-                        message: format!("{}: {}", self.url(call), chain(&e)),
+                        message: format!("{}: {}", self.url(call), redact::describe(&e)),
                     },
                 }
             }
             other => ClusterError::Client {
                 call: Box::new(call.clone()),
-                message: chain(&other),
+                message: redact::describe(&other),
             },
         }
     }
@@ -272,21 +273,6 @@ fn collection_path(resource: &Resource, namespace: &str) -> String {
     path.push('/');
     path.push_str(&resource.plural);
     path
-}
-
-/// An error and its sources, `: `-joined (hyper's errors say little at the top level).
-fn chain(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(e) = source {
-        let s = e.to_string();
-        if !text.contains(&s) {
-            text.push_str(": ");
-            text.push_str(&s);
-        }
-        source = e.source();
-    }
-    text
 }
 
 /// Blocks on `future` in `runtime`; on a scoped thread when the caller is inside a tokio runtime.
