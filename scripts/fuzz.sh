@@ -9,6 +9,9 @@
 # Stable toolchain, no sanitizer (`-s none`): the project has no unsafe code, so what the fuzzers
 # find are panics, aborts, hangs and runaway memory, all of which libFuzzer sees without one.
 #
+# Inputs grow up to 32 KiB (`-max_len`): enough for 10 000 nested YAML collections (20 KB), which
+# once overflowed the stack (fuzz/regressions/*/nested-10000-block-sequences).
+#
 # FUZZ_SEED fixes libFuzzer's random seed (the test command sets it, so that a CI run explores what
 # the previous one did from the same fresh corpus; the long run leaves it unset).
 #
@@ -65,7 +68,7 @@ for t in "${targets[@]}"; do
   seeds=()
   for d in "fuzz/seeds/$t" "$generated/$t"; do [ -d "$d" ] && seeds+=("$d"); done
   if cargo fuzz run -s none "$t" "fuzz/corpus/$t" "${seeds[@]}" -- -max_total_time="$seconds" \
-    -timeout=10 -rss_limit_mb=2048 -max_len=16384 -print_final_stats=1 ${FUZZ_SEED:+-seed="$FUZZ_SEED"} >"$log" 2>&1; then
+    -timeout=10 -rss_limit_mb=2048 -max_len=32768 -print_final_stats=1 ${FUZZ_SEED:+-seed="$FUZZ_SEED"} >"$log" 2>&1; then
     runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
     cov=$(grep -o 'cov: [0-9]*' "$log" | tail -n 1)
     echo "fuzz $t: ${seconds}s, ${runs:-?} inputs run, $cov, corpus $(find "fuzz/corpus/$t" -type f | wc -l) inputs"

@@ -10,7 +10,8 @@ No private key (PEM, or a kubeconfig's client-key-data) may appear; a bootstrap 
 ([a-z0-9]{6}.[a-z0-9]{16}) only where kubeadm prints one on purpose (a join command, init's
 `[bootstrap-token] Using token:` line, `token create`'s output, `token list`'s rows); a certificate
 key (64 hex digits standing alone, not a sha256 digest or a container ID) only in a `--certificate-key` join command
-and after `[upload-certs] Using certificate key:`. A container or sandbox ID that a CRI error names
+and after `[upload-certs] Using certificate key:`. No source snippet (a line shaped `NN | …`, as YAML
+libraries quote the lines around a parse error: those of a kubeconfig hold its keys). A container or sandbox ID that a CRI error names
 (`container <id>`, `container "<id>"`, `RemovePodSandbox "<id>"`, …, as reset's warning quotes them) is
 not a finding, unless it is one of the certificate keys the scenarios printed: those are collected
 first and flagged wherever else they appear. Prints each finding (never the secret itself)
@@ -27,6 +28,8 @@ SKIPPED = re.compile(r"^(kubelet|containerd|port-holder)")
 # What precedes a container or sandbox ID in a CRI error (`failed to remove running container <id>`,
 # `RemovePodSandbox "<id>"`, `failed to set removing state for container "<id>"`).
 CONTAINER_ID = re.compile(r'(?:\b(?:container|pod|sandbox)|PodSandbox|Container) "?$')
+# A line of a source snippet: the line's number, then ` | ` and the line.
+SNIPPET = re.compile(r"^\s*\d+ +\|(?: |$)")
 
 
 def token_allowed(line, token):
@@ -66,6 +69,8 @@ def audit(root):
         for number, line in enumerate(text, 1):
             lines += 1
             where = f"{path.relative_to(root)}:{number}"
+            if SNIPPET.match(line):
+                problems.append(f"{where}: a line of a document quoted in an error (source snippet)")
             if "PRIVATE KEY-----" in line:
                 problems.append(f"{where}: a private key (PEM)")
             value = line.strip().removeprefix("client-key-data:")
@@ -107,6 +112,10 @@ def selftest():
         (["    client-key-data: LS0t"], 1),
         (["bootstrap token abcdef.0123456789abcdef was used"], 1),
         (["[bootstrap-token] Using token: abcdef.0123456789abcdef"], 0),
+        (["error: line 11 column 4: did not find expected key", "  --> <input>:11:4", "   |",
+          " 9 |   user:", "10 |     client-key-data: S0tLS0tLS0t", "11 |    bad: x", "   |    ^"], 3),
+        (["failed to parse kubeconfig YAML: line 11, column 4: did not find expected key"], 0),
+        (["CERTIFICATE | EXPIRES | RESIDUAL TIME", "[upgrade] 2 | 3 of the checks"], 0),
     ]
     failed = 0
     for number, (text, expected) in enumerate(cases):

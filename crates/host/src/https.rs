@@ -3,7 +3,9 @@
 //!
 //! The body is returned whatever the status code (upstream does not check it: a 404 page then
 //! fails to parse as a kubeconfig). HTTP/1.1 only; no proxy (upstream honours `HTTPS_PROXY`, see
-//! [`get`]).
+//! [`get`]). Unlike upstream, the answer is bounded: at most [`MAX_BODY`] bytes, complete within
+//! the time the caller gives (the discovery timeout), so that a server sending without end, or a
+//! byte at a time, cannot fill the memory or hang the join.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -16,9 +18,9 @@ use rustls::RootCertStore;
 
 /// Go's default dialer timeout.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
-/// The whole request, headers and body (upstream has no bound; this is the default discovery
-/// timeout, so a server that never finishes cannot hang the join forever).
-const TIMEOUT: Duration = Duration::from_secs(300);
+/// The largest answer read: a discovery kubeconfig is a few KiB (its CA bundle, perhaps client
+/// credentials).
+pub const MAX_BODY: usize = 4 << 20;
 
 /// Why a GET failed, worded as Go's `http.Client.Get` prints it, naming the URL.
 #[derive(Debug, thiserror::Error)]
@@ -40,12 +42,20 @@ pub enum HttpsError {
         reason: String,
     },
     /// The request did not finish in time.
-    #[error("Get {url:?}: no complete answer after {}s", .after.as_secs())]
+    #[error("Get {url:?}: no complete answer within {}", go_duration(*.after))]
     Timeout {
         /// The URL.
         url: String,
         /// How long it waited.
         after: Duration,
+    },
+    /// The answer is larger than [`MAX_BODY`].
+    #[error("Get {url:?}: the answer is larger than the limit of {} MiB", .limit >> 20)]
+    TooLarge {
+        /// The URL.
+        url: String,
+        /// The limit, in bytes.
+        limit: usize,
     },
     /// The I/O runtime or the TLS configuration could not be made.
     #[error("Get {url:?}: {reason}")]
@@ -57,17 +67,23 @@ pub enum HttpsError {
     },
 }
 
+/// A duration as Go prints it (`5m0s`, `1.5s`).
+fn go_duration(d: Duration) -> String {
+    kubeadm_api::duration::Duration::from_nanos(i64::try_from(d.as_nanos()).unwrap_or(i64::MAX)).to_string()
+}
+
 /// GETs `url` (an `https://` URL) and returns the body, TLS verified against the host's root
-/// certificates (the native store, as Go's `x509.SystemCertPool`).
+/// certificates (the native store, as Go's `x509.SystemCertPool`): the whole answer within
+/// `timeout`, at most [`MAX_BODY`] bytes of it.
 ///
 /// Unlike upstream, `HTTPS_PROXY` / `NO_PROXY` are not honoured: the connection is always direct.
-pub fn get(url: &str) -> Result<Vec<u8>, HttpsError> {
-    get_with_roots(url, native_roots())
+pub fn get(url: &str, timeout: Duration) -> Result<Vec<u8>, HttpsError> {
+    get_with_roots(url, native_roots(), timeout)
 }
 
 /// [`get`], verifying the server against `roots` instead of the host's (for tests with their own
 /// CA; verification is never turned off).
-pub fn get_with_roots(url: &str, roots: RootCertStore) -> Result<Vec<u8>, HttpsError> {
+pub fn get_with_roots(url: &str, roots: RootCertStore, timeout: Duration) -> Result<Vec<u8>, HttpsError> {
     let uri = http::Uri::try_from(url).map_err(|e| HttpsError::Url {
         url: url.to_string(),
         reason: e.to_string(),
@@ -101,23 +117,29 @@ pub fn get_with_roots(url: &str, roots: RootCertStore) -> Result<Vec<u8>, HttpsE
             .enable_http1()
             .wrap_connector(http);
         let client = Client::builder(TokioExecutor::new()).build::<_, String>(https);
-        let response = client.get(uri).await.map_err(|e| chain(&e, &dial))?;
-        let body = response
-            .into_body()
+        let response = client.get(uri).await.map_err(|e| Some(chain(&e, &dial)))?;
+        let body = http_body_util::Limited::new(response.into_body(), MAX_BODY)
             .collect()
             .await
-            .map_err(|e| chain(&e, &dial))?;
-        Ok::<_, String>(body.to_bytes().to_vec())
+            .map_err(|e| match e.downcast_ref::<http_body_util::LengthLimitError>() {
+                Some(_) => None,
+                None => Some(chain(&*e, &dial)),
+            })?;
+        Ok::<_, Option<String>>(body.to_bytes().to_vec())
     };
-    match runtime.block_on(async { tokio::time::timeout(TIMEOUT, fetch).await }) {
+    match runtime.block_on(async { tokio::time::timeout(timeout, fetch).await }) {
         Ok(Ok(body)) => Ok(body),
-        Ok(Err(reason)) => Err(HttpsError::Get {
+        Ok(Err(Some(reason))) => Err(HttpsError::Get {
             url: url.to_string(),
             reason,
         }),
+        Ok(Err(None)) => Err(HttpsError::TooLarge {
+            url: url.to_string(),
+            limit: MAX_BODY,
+        }),
         Err(_) => Err(HttpsError::Timeout {
             url: url.to_string(),
-            after: TIMEOUT,
+            after: timeout,
         }),
     }
 }

@@ -1,15 +1,20 @@
 //! The HTTPS GET of `--discovery-file https://…` against a real TLS server on 127.0.0.1, with a CA
-//! made here (never added to the host's trust store).
+//! made here (never added to the host's trust store); and, against the same server, the bounded
+//! reads of token discovery's client of a server not trusted yet (`KubeCluster::insecure_anonymous`).
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::Arc;
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use kubeadm_host::https::{HttpsError, get, get_with_roots};
 use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair};
 use rustls::RootCertStore;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
+
+/// Long enough for any answer of these tests.
+const TIMEOUT: Duration = Duration::from_secs(60);
 
 const BODY: &str = "apiVersion: v1\nkind: Config\nclusters: []\n";
 
@@ -41,6 +46,18 @@ fn pki() -> Pki {
 /// Serves one connection over TLS: answers any request with `status` and `body`. The thread ends
 /// when the client goes away (also when it refuses the certificate).
 fn serve_once(pki: &Pki, status: &str, body: &str) -> (String, JoinHandle<()>) {
+    let response = format!(
+        "HTTP/1.1 {status}\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    serve_with(pki, move |tls| {
+        let _ = tls.write_all(response.as_bytes());
+    })
+}
+
+/// Serves one connection over TLS: once a request is read, `respond` writes the answer (it stops
+/// when a write fails: the client went away).
+fn serve_with(pki: &Pki, respond: impl FnOnce(&mut dyn Write) + Send + 'static) -> (String, JoinHandle<()>) {
     let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
     let config = rustls::ServerConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
@@ -56,10 +73,6 @@ fn serve_once(pki: &Pki, status: &str, body: &str) -> (String, JoinHandle<()>) {
         "https://{}/cluster-info.yaml",
         listener.local_addr().expect("address")
     );
-    let response = format!(
-        "HTTP/1.1 {status}\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    );
     let handle = std::thread::spawn(move || {
         let Ok((tcp, _)) = listener.accept() else { return };
         let Ok(conn) = rustls::ServerConnection::new(Arc::new(config)) else {
@@ -74,7 +87,7 @@ fn serve_once(pki: &Pki, status: &str, body: &str) -> (String, JoinHandle<()>) {
                 Ok(n) => request.extend_from_slice(&buf[..n]),
             }
         }
-        let _ = tls.write_all(response.as_bytes());
+        respond(&mut tls);
         tls.conn.send_close_notify();
         let _ = tls.flush();
     });
@@ -93,7 +106,7 @@ fn roots(ca: &CertificateDer<'static>) -> RootCertStore {
 fn refuses_a_server_the_host_does_not_trust() {
     let pki = pki();
     let (url, server) = serve_once(&pki, "200 OK", BODY);
-    let err = get(&url).expect_err("an untrusted certificate must be refused");
+    let err = get(&url, TIMEOUT).expect_err("an untrusted certificate must be refused");
     server.join().expect("server");
     assert!(matches!(err, HttpsError::Get { .. }), "{err:?}");
     assert_eq!(
@@ -108,12 +121,12 @@ fn refuses_a_server_the_host_does_not_trust() {
 fn fetches_the_body_from_a_trusted_server_whatever_the_status() {
     let pki = pki();
     let (url, server) = serve_once(&pki, "200 OK", BODY);
-    let body = get_with_roots(&url, roots(&pki.ca)).expect("trusted fetch");
+    let body = get_with_roots(&url, roots(&pki.ca), TIMEOUT).expect("trusted fetch");
     server.join().expect("server");
     assert_eq!(String::from_utf8_lossy(&body), BODY);
 
     let (url, server) = serve_once(&pki, "404 Not Found", "404 page not found\n");
-    let body = get_with_roots(&url, roots(&pki.ca)).expect("trusted fetch");
+    let body = get_with_roots(&url, roots(&pki.ca), TIMEOUT).expect("trusted fetch");
     server.join().expect("server");
     assert_eq!(String::from_utf8_lossy(&body), "404 page not found\n");
 }
@@ -124,7 +137,7 @@ fn refuses_a_certificate_of_another_ca() {
     let pki = pki();
     let other = self::pki();
     let (url, server) = serve_once(&pki, "200 OK", BODY);
-    let err = get_with_roots(&url, roots(&other.ca)).expect_err("another CA's certificate");
+    let err = get_with_roots(&url, roots(&other.ca), TIMEOUT).expect_err("another CA's certificate");
     server.join().expect("server");
     // Both CAs have the same (empty) name: the other one is tried and its signature fails.
     let text = err.to_string();
@@ -146,7 +159,7 @@ fn connection_refused_names_the_url() {
         "port {port} is in use"
     );
     let url = format!("https://127.0.0.1:{port}/cluster-info.yaml");
-    let err = get(&url).expect_err("nothing listens");
+    let err = get(&url, TIMEOUT).expect_err("nothing listens");
     // Go's words: `Get "https://…": dial tcp 127.0.0.1:…: connect: connection refused`.
     assert_eq!(
         err.to_string(),
@@ -157,10 +170,141 @@ fn connection_refused_names_the_url() {
 /// An unparsable URL is reported as such, naming it.
 #[test]
 fn bad_url_names_it() {
-    let err = get("https://bad host/x").expect_err("bad URL");
+    let err = get("https://bad host/x", TIMEOUT).expect_err("bad URL");
     assert!(matches!(err, HttpsError::Url { .. }), "{err:?}");
     assert!(
         err.to_string().starts_with("parse \"https://bad host/x\": "),
         "{err}"
+    );
+}
+
+/// An answer over the limit (sent without end, no length announced) is refused, naming the URL
+/// and the limit, once the limit is passed.
+#[test]
+fn an_answer_over_the_limit_is_refused() {
+    let pki = pki();
+    let (url, server) = serve_with(&pki, |tls| {
+        let _ = tls.write_all(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n");
+        let chunk = vec![b'a'; 64 << 10];
+        for _ in 0..(kubeadm_host::https::MAX_BODY / chunk.len() + 2) {
+            if tls.write_all(&chunk).is_err() {
+                return;
+            }
+        }
+    });
+    let err = get_with_roots(&url, roots(&pki.ca), TIMEOUT)
+        .map(|body| body.len())
+        .expect_err("too large");
+    server.join().expect("server");
+    assert_eq!(
+        err.to_string(),
+        format!("Get {url:?}: the answer is larger than the limit of 4 MiB")
+    );
+    // At the limit, it is read.
+    let body = "a".repeat(kubeadm_host::https::MAX_BODY);
+    let (url, server) = serve_once(&pki, "200 OK", &body);
+    let got = get_with_roots(&url, roots(&pki.ca), TIMEOUT).expect("at the limit");
+    server.join().expect("server");
+    assert_eq!(got.len(), body.len());
+}
+
+/// A server that sends a byte a second: the GET fails when the time given is up, not later.
+#[test]
+fn a_trickling_answer_fails_at_the_deadline() {
+    let pki = pki();
+    let (url, server) = serve_with(&pki, |tls| {
+        let _ = tls.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n");
+        for _ in 0..1000 {
+            if tls.write_all(b"a").and_then(|()| tls.flush()).is_err() {
+                return;
+            }
+            std::thread::sleep(Duration::from_secs(1));
+        }
+    });
+    let start = Instant::now();
+    let err = get_with_roots(&url, roots(&pki.ca), Duration::from_secs(3)).expect_err("too slow");
+    let took = start.elapsed();
+    assert_eq!(
+        err.to_string(),
+        format!("Get {url:?}: no complete answer within 3s")
+    );
+    assert!(took < Duration::from_secs(5), "failed after {took:?}");
+    drop(server);
+}
+
+/// Token discovery's first read, from a server nobody vouches for yet: an answer over the limit
+/// fails naming the URL and the limit; one that trickles fails when the time given is up; a
+/// small one reads.
+#[test]
+fn the_untrusted_clients_answers_are_bounded() {
+    use kubeadm_effects::cluster::{Cluster, Resource};
+    use kubeadm_host::cluster::{KubeCluster, MAX_UNTRUSTED_ANSWER};
+
+    let pki = pki();
+    let base = |url: &str| url.trim_end_matches("/cluster-info.yaml").to_string();
+    let get = |server: &str, within: Duration| {
+        KubeCluster::insecure_anonymous(server, within)
+            .expect("client")
+            .get(&Resource::config_maps(), "kube-public", "cluster-info")
+    };
+
+    let (url, server) = serve_with(&pki, |tls| {
+        let _ =
+            tls.write_all(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n");
+        let chunk = vec![b' '; 64 << 10];
+        for _ in 0..(MAX_UNTRUSTED_ANSWER / chunk.len() + 2) {
+            if tls.write_all(&chunk).is_err() {
+                return;
+            }
+        }
+    });
+    let err = get(&base(&url), TIMEOUT)
+        .map(|cm| cm.to_string().len())
+        .expect_err("too large");
+    server.join().expect("server");
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "GET configmaps \"cluster-info\" in namespace \"kube-public\": {}/api/v1/namespaces/\
+             kube-public/configmaps/cluster-info: the answer is larger than the limit of 4 MiB",
+            base(&url)
+        )
+    );
+
+    let (url, server) = serve_with(&pki, |tls| {
+        let _ = tls
+            .write_all(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n");
+        for _ in 0..1000 {
+            if tls.write_all(b" ").and_then(|()| tls.flush()).is_err() {
+                return;
+            }
+            std::thread::sleep(Duration::from_secs(1));
+        }
+    });
+    let start = Instant::now();
+    let err = get(&base(&url), Duration::from_secs(3)).expect_err("too slow");
+    let took = start.elapsed();
+    assert!(
+        err.to_string()
+            .ends_with("/configmaps/cluster-info: no complete answer within the 3s discovery allows"),
+        "{err}"
+    );
+    assert!(took < Duration::from_secs(5), "failed after {took:?}");
+    drop(server);
+
+    let body =
+        r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cluster-info"},"data":{"a":"b"}}"#;
+    let (url, server) = serve_once(&pki, "200 OK", body);
+    let cm = get(&base(&url), TIMEOUT).expect("small answer");
+    server.join().expect("server");
+    assert_eq!(cm["data"]["a"], "b");
+
+    let status = r#"{"kind":"Status","apiVersion":"v1","status":"Failure","message":"configmaps \"cluster-info\" is forbidden","reason":"Forbidden","code":403}"#;
+    let (url, server) = serve_once(&pki, "403 Forbidden", status);
+    let err = get(&base(&url), TIMEOUT).expect_err("forbidden");
+    server.join().expect("server");
+    assert!(
+        matches!(err, kubeadm_effects::cluster::ClusterError::Forbidden { .. }),
+        "{err:?}"
     );
 }

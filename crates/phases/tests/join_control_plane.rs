@@ -85,7 +85,7 @@ fn join(config: &str, etcd: Option<Arc<FakeEtcd>>, dry_run: bool) -> Run {
         patches: None,
         runtime: Box::new(kubeadm_host::cri::CriClient::new("unix:///nonexistent.sock").expect("client")),
         connect: Box::new(|_| Err("no bootstrap client in this test".into())),
-        fetch_url: Box::new(|_| Err("no fetch in this test".into())),
+        fetch_url: Box::new(|_, _| Err("no fetch in this test".into())),
         tls_bootstrap: None,
         tls_bootstrap_timeout: kubeadm_phases::join::kubelet_start::TLS_BOOTSTRAP_TIMEOUT,
         init_cfg: Some(cfg),

@@ -9,6 +9,9 @@
 //!   control-plane join command), `certs certificate-key` and `init phase upload-certs`;
 //! - a private key in the kubeconfig `kubeconfig user` prints.
 //!
+//! Nor may it print a source snippet (lines shaped `NN | …`, as YAML libraries quote the lines
+//! around a parse error): those of a kubeconfig or of an exec plugin's output hold its secrets.
+//!
 //! Anything the caller gave on the command line may come back (upstream quotes a malformed
 //! `--token` in its error, for one); what ours makes up itself may not. [`crate::oracle::run`]
 //! audits every run of our binary in the cargo tests through [`audit`]; runs of upstream's are not
@@ -21,6 +24,9 @@ fn found(text: &str) -> Vec<(&'static str, String)> {
         out.push(("a private key (PEM)", "PRIVATE KEY".to_string()));
     }
     for line in text.lines() {
+        if is_snippet_line(line) {
+            out.push(("a source snippet", line.trim().to_string()));
+        }
         if let Some(value) = line.trim_start().strip_prefix("client-key-data:")
             && !value.trim().is_empty()
         {
@@ -52,6 +58,19 @@ fn found(text: &str) -> Vec<(&'static str, String)> {
         }
     }
     out
+}
+
+/// A line of a source snippet: white space, the line's number, spaces, then `|` alone or before a
+/// space (` 9 |   user:`, `10 |     client-key-data: …`).
+fn is_snippet_line(line: &str) -> bool {
+    let rest = line.trim_start();
+    let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    if digits == 0 {
+        return false;
+    }
+    let after = &rest[digits..];
+    let bar = after.trim_start_matches(' ');
+    bar.len() < after.len() && (bar == "|" || bar.starts_with("| "))
 }
 
 /// The command's words (flags and their values left out): `["token", "create"]`.
@@ -146,6 +165,23 @@ mod tests {
                 .any(|p| p.contains("private key"))
         );
         assert!(audit(&["-v", "10", "join"], "", "    client-key-data: LS0t\n").len() == 1);
+        // A YAML library's snippet of the document it could not parse.
+        let snippet = "error: line 11 column 4: did not find expected key\n  --> <input>:11:4\n   |\n \
+                       9 |   user:\n10 |     client-key-data: S0tLS0t\n11 |    bad: x\n   |    ^\n";
+        assert_eq!(
+            audit(&["token", "list"], "", snippet),
+            ["a source snippet on stderr of `kubeadm token list`"]
+        );
+        assert!(audit(&["token", "list"], snippet, "").len() == 1);
+        assert!(
+            audit(
+                &["token", "list"],
+                "",
+                "failed to parse kubeconfig YAML: line 11, column 4: did not find expected key\n"
+            )
+            .is_empty()
+        );
+        assert!(audit(&["version"], "CERTIFICATE | EXPIRES\nv1 | 2 of 3\n", "").is_empty());
         // Where upstream prints them on purpose, or the user gave them.
         assert!(audit(&["token", "create"], &format!("{token}\n"), "").is_empty());
         assert!(

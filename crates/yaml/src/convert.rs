@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use crate::number::{format_go_float32, json_number_from_go_float};
 use crate::resolve::{Resolved, resolve_plain};
 use crate::tree::Node;
-use crate::{ParseError, Position};
+use crate::{MAX_DEPTH, ParseError, Position, too_deep};
 
 const CORE_TAG_PREFIX: &str = "tag:yaml.org,2002:";
 
@@ -39,6 +39,9 @@ pub(crate) struct Converter {
     decode_count: u64,
     alias_count: u64,
     alias_depth: u32,
+    /// How many collections (and `<<` merges) the node being converted is in: aliases can nest
+    /// deeper than the tree the reader limited, so the limit is checked again here.
+    depth: usize,
 }
 
 impl Converter {
@@ -52,6 +55,7 @@ impl Converter {
             decode_count: 0,
             alias_count: 0,
             alias_depth: 0,
+            depth: 0,
         }
     }
 
@@ -75,6 +79,15 @@ impl Converter {
                 position,
                 message: "document contains excessive aliasing".to_owned(),
             });
+        }
+        Ok(())
+    }
+
+    /// Enters a collection (or a merge) at `position`, refused past [`MAX_DEPTH`] levels.
+    fn enter(&mut self, position: Position) -> Result<(), ParseError> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return Err(too_deep(position));
         }
         Ok(())
     }
@@ -110,6 +123,7 @@ impl Converter {
                 other => other,
             },
             Node::Sequence { items, .. } => {
+                self.enter(node.position())?;
                 let mut out = Vec::with_capacity(items.len());
                 for (i, item) in items.iter().enumerate() {
                     let len = pointer.len();
@@ -118,11 +132,14 @@ impl Converter {
                     out.push(self.value(item, pointer)?);
                     pointer.truncate(len);
                 }
+                self.depth -= 1;
                 Ok(Value::Array(out))
             }
             Node::Mapping { .. } => {
+                self.enter(node.position())?;
                 let mut out = Map::new();
                 self.entries(node, &mut out, pointer)?;
+                self.depth -= 1;
                 Ok(Value::Object(out))
             }
         }
@@ -181,8 +198,10 @@ impl Converter {
         out: &mut Map<String, Value>,
         pointer: &mut String,
     ) -> Result<(), ParseError> {
+        // A merged mapping may merge another: a chain of them nests calls as collections do.
+        self.enter(value.position())?;
         match value.resolved() {
-            Node::Mapping { .. } => self.entries(value, out, pointer),
+            Node::Mapping { .. } => self.entries(value, out, pointer)?,
             Node::Sequence { items, .. } if !matches!(value, Node::Alias { .. }) => {
                 for item in items.iter().rev() {
                     if !matches!(item.resolved(), Node::Mapping { .. }) {
@@ -190,10 +209,11 @@ impl Converter {
                     }
                     self.entries(item, out, pointer)?;
                 }
-                Ok(())
             }
-            _ => Err(merge_error(value.position())),
+            _ => return Err(merge_error(value.position())),
         }
+        self.depth -= 1;
+        Ok(())
     }
 }
 

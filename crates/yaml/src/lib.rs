@@ -105,6 +105,21 @@ pub enum ParseError {
     },
 }
 
+/// How many collections (mappings and sequences) deep a document may nest, aliases and `<<`
+/// merges expanded. Kubernetes objects nest a few dozen levels at most; yaml.v2 allows 10 000,
+/// which a recursive reader (this crate's, and every walk of the JSON it gives) cannot take on a
+/// thread's stack. A deeper document is refused ([`ParseError::Syntax`], "exceeded max depth of
+/// 200"), in the words of yaml.v2's own limit.
+pub const MAX_DEPTH: usize = 200;
+
+/// The refusal of a collection that starts at `position`, [`MAX_DEPTH`] levels deep.
+pub(crate) fn too_deep(position: Position) -> ParseError {
+    ParseError::Syntax {
+        position,
+        message: format!("exceeded max depth of {MAX_DEPTH}"),
+    }
+}
+
 /// Renders `value` as `sigs.k8s.io/yaml.Marshal` renders the same JSON.
 pub fn to_string(value: &serde_json::Value) -> String {
     emit::emit(value)

@@ -9,7 +9,7 @@ use std::rc::Rc;
 
 use saphyr_parser::{Event, Parser, ScalarStyle, ScanError, Span, Tag};
 
-use crate::{ParseError, Position};
+use crate::{MAX_DEPTH, ParseError, Position, too_deep};
 
 /// A node of the document.
 #[derive(Debug)]
@@ -286,6 +286,7 @@ fn read_once(
         trailing,
         last_line: first_line,
         last_end: 0,
+        depth: 0,
     };
     loop {
         let (event, _) = builder.next()?;
@@ -420,6 +421,8 @@ struct Builder<'a, 'e> {
     last_line: usize,
     /// The char index of the end of the last event read.
     last_end: usize,
+    /// How many collections the node being read is in.
+    depth: usize,
 }
 
 impl<'a> Builder<'a, '_> {
@@ -454,6 +457,13 @@ impl<'a> Builder<'a, '_> {
     }
 
     fn scan_error(&self, e: &ScanError) -> ParseError {
+        // The parser's own limit on nested flow collections (255), in the words of ours.
+        if e.info() == "recursion limit exceeded" {
+            return too_deep(Position {
+                line: e.marker().line() + self.line_offset,
+                column: e.marker().col() + 1,
+            });
+        }
         ParseError::Syntax {
             position: Position {
                 line: e.marker().line() + self.line_offset,
@@ -468,6 +478,17 @@ impl<'a> Builder<'a, '_> {
             position: Position { line: 1, column: 1 },
             message: format!("unexpected parser event {e:?}"),
         }
+    }
+
+    /// Enters a collection that starts at `pos`: refused past [`MAX_DEPTH`] levels, so that
+    /// neither this recursive read nor any walk of the tree (or of the JSON made from it) can
+    /// run out of stack.
+    fn enter(&mut self, pos: Position) -> Result<(), ParseError> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return Err(too_deep(pos));
+        }
+        Ok(())
     }
 
     fn node(&mut self, event: Event<'a>, span: Span) -> Result<Rc<Node>, ParseError> {
@@ -491,6 +512,7 @@ impl<'a> Builder<'a, '_> {
                 anchor,
             ),
             Event::SequenceStart(anchor, _) => {
+                self.enter(pos)?;
                 let mut items = Vec::new();
                 loop {
                     let (e, s) = self.next()?;
@@ -499,9 +521,11 @@ impl<'a> Builder<'a, '_> {
                     }
                     items.push(self.node(e, s)?);
                 }
+                self.depth -= 1;
                 (Node::Sequence { items, pos }, anchor)
             }
             Event::MappingStart(anchor, _) => {
+                self.enter(pos)?;
                 let mut entries = Vec::new();
                 loop {
                     let (e, s) = self.next()?;
@@ -513,6 +537,7 @@ impl<'a> Builder<'a, '_> {
                     let value = self.node(e, s)?;
                     entries.push((key, value));
                 }
+                self.depth -= 1;
                 (Node::Mapping { entries, pos }, anchor)
             }
             Event::Alias(id) => {

@@ -229,7 +229,7 @@ fn load(inv: &Invocation<'_>, rep: &dyn Reporter) -> Result<JoinConfig, CommandE
 /// anonymous read token discovery starts with.
 fn connect(source: &ClientSource<'_>) -> Result<Box<dyn Cluster>, String> {
     let client = match source {
-        ClientSource::InsecureAnonymous(server) => KubeCluster::insecure_anonymous(server),
+        ClientSource::InsecureAnonymous(server, within) => KubeCluster::insecure_anonymous(server, *within),
         ClientSource::Kubeconfig(text) => KubeCluster::from_kubeconfig_text("bootstrap kubeconfig", text),
         ClientSource::File(path) => KubeCluster::from_kubeconfig(path),
     };
@@ -280,7 +280,7 @@ fn context(inv: &Invocation<'_>, cfg: JoinConfig, effects: Effects) -> Result<Jo
         patches: patches.clone(),
         runtime,
         connect: Box::new(connect),
-        fetch_url: Box::new(|url| kubeadm_host::https::get(url).map_err(|e| e.to_string())),
+        fetch_url: Box::new(|url, timeout| kubeadm_host::https::get(url, timeout).map_err(|e| e.to_string())),
         tls_bootstrap,
         tls_bootstrap_timeout: kubeadm_phases::timeout_from_env(
             TLS_BOOTSTRAP_TIMEOUT_ENV,

@@ -9,12 +9,33 @@
 //! CA's public key pins; with pins it reads `cluster-info` again over TLS verified against that
 //! CA. [`KubeCluster::insecure_anonymous`] is for that first read only; every other client keeps
 //! TLS verification on.
+//!
+//! **Bounded answers.** What that client reads comes from a server nobody vouches for yet, so an
+//! answer is read whole within the time discovery has left and at most
+//! [`MAX_UNTRUSTED_ANSWER`] bytes of it (`cluster-info` is a few KiB): a server that sends without
+//! end, or a byte at a time, fails the read instead of filling the memory or outliving the
+//! discovery timeout.
 
 use std::path::Path;
+use std::time::{Duration, Instant};
 
+use http_body_util::BodyExt as _;
+use kube::api::GetParams;
 use kube::config::Kubeconfig;
+use kubeadm_effects::cluster::{Call, ClusterError};
+use serde_json::Value;
 
-use super::{ClientError, KubeCluster};
+use super::{ClientError, KubeCluster, block_on};
+
+/// The largest answer the client of an untrusted server reads.
+pub const MAX_UNTRUSTED_ANSWER: usize = 4 << 20;
+
+/// Why a bounded read failed.
+enum Bounded {
+    Kube(kube::Error),
+    TooLarge,
+    Late,
+}
 
 impl KubeCluster {
     /// A client from kubeconfig text (YAML or JSON) held in memory; `label` names it in errors.
@@ -23,15 +44,16 @@ impl KubeCluster {
         let path = Path::new(label);
         let kubeconfig = Kubeconfig::from_yaml(text).map_err(|e| ClientError::Kubeconfig {
             path: path.to_path_buf(),
-            message: e.to_string(),
+            message: super::redact::describe(&e),
         })?;
         Self::from_parsed(kubeconfig, path)
     }
 
     /// An anonymous client for `server` (`https://host:port`) that does NOT verify the server's
     /// certificate. Use it only for token discovery's first `cluster-info` read, whose answer is
-    /// verified afterwards (see the module documentation).
-    pub fn insecure_anonymous(server: &str) -> Result<Self, ClientError> {
+    /// verified afterwards (see the module documentation). Its reads must end `within` the time
+    /// given from now (the discovery timeout) and hold at most [`MAX_UNTRUSTED_ANSWER`] bytes.
+    pub fn insecure_anonymous(server: &str, within: Duration) -> Result<Self, ClientError> {
         let path = Path::new(server);
         let url: http::Uri = server
             .parse()
@@ -47,6 +69,88 @@ impl KubeCluster {
             config.root_cert = Some(Vec::new());
             Ok(config)
         })
+        .map(|client| Self {
+            untrusted_until: Some((Instant::now() + within, within)),
+            ..client
+        })
+    }
+
+    /// A GET of the client of an untrusted server: the answer whole by `until` (`given` after the
+    /// client was made), at most
+    /// [`MAX_UNTRUSTED_ANSWER`] bytes, then read as kube reads one (an error status is the API's
+    /// error, a body that is not JSON kube's decoding error).
+    pub(super) fn get_untrusted(
+        &self,
+        call: &Call,
+        until: Instant,
+        given: Duration,
+    ) -> Result<Value, ClusterError> {
+        let request = self
+            .request(call)
+            .get(&call.name, &GetParams::default())
+            .map_err(|e| Self::build_error(call, e))?;
+        let client = self.client.clone();
+        let within = until.saturating_duration_since(Instant::now());
+        let read = async move {
+            let response = client
+                .send(request.map(kube::client::Body::from))
+                .await
+                .map_err(Bounded::Kube)?;
+            let status = response.status();
+            let body = http_body_util::Limited::new(response.into_body(), MAX_UNTRUSTED_ANSWER)
+                .collect()
+                .await
+                .map_err(|e| match e.downcast::<kube::Error>() {
+                    Ok(e) => Bounded::Kube(*e),
+                    Err(e) if e.is::<http_body_util::LengthLimitError>() => Bounded::TooLarge,
+                    Err(e) => Bounded::Kube(kube::Error::Service(e)),
+                })?
+                .to_bytes();
+            Ok((status, body))
+        };
+        let answer = block_on(&self.runtime, async move {
+            tokio::time::timeout(within, read)
+                .await
+                .unwrap_or(Err(Bounded::Late))
+        })
+        .map_err(|e| ClusterError::Client {
+            call: Box::new(call.clone()),
+            message: format!("cannot run the request: {e}"),
+        })?;
+        let url = self.url(call);
+        let (status, body) = match answer {
+            Ok(answer) => answer,
+            Err(Bounded::Kube(e)) => return Err(self.classify(call, e)),
+            Err(Bounded::TooLarge) => {
+                return Err(ClusterError::Client {
+                    call: Box::new(call.clone()),
+                    message: format!(
+                        "{url}: the answer is larger than the limit of {} MiB",
+                        MAX_UNTRUSTED_ANSWER >> 20
+                    ),
+                });
+            }
+            Err(Bounded::Late) => {
+                return Err(ClusterError::Unavailable {
+                    call: Box::new(call.clone()),
+                    message: format!(
+                        "{url}: no complete answer within the {} discovery allows",
+                        kubeadm_api::duration::Duration::from_nanos(
+                            i64::try_from(given.as_nanos()).unwrap_or(i64::MAX)
+                        )
+                    ),
+                });
+            }
+        };
+        if status.is_client_error() || status.is_server_error() {
+            let text = String::from_utf8_lossy(&body);
+            let api_status = serde_json::from_str::<kube::core::Status>(&text).unwrap_or_else(|_| {
+                kube::core::Status::failure(text.trim(), "Failed to parse error data")
+                    .with_code(status.as_u16())
+            });
+            return Err(self.classify(call, kube::Error::Api(api_status.boxed())));
+        }
+        serde_json::from_slice(&body).map_err(|e| self.classify(call, kube::Error::SerdeError(e)))
     }
 }
 
@@ -58,7 +162,8 @@ mod tests {
     fn bad_input_is_an_error_naming_it() {
         let err = KubeCluster::from_kubeconfig_text("bootstrap", "clusters: [").expect_err("not YAML");
         assert!(err.to_string().contains("bootstrap"), "{err}");
-        let err = KubeCluster::insecure_anonymous("https://a b").expect_err("not a URL");
+        let err =
+            KubeCluster::insecure_anonymous("https://a b", Duration::from_secs(1)).expect_err("not a URL");
         assert!(err.to_string().contains("invalid server URL"), "{err}");
     }
 

@@ -30,6 +30,8 @@ use kubeadm_effects::cluster::{
 use serde_json::Value;
 
 mod bootstrap;
+pub use bootstrap::MAX_UNTRUSTED_ANSWER;
+mod redact;
 
 /// How long one request may take before it counts as unavailable (client-go's kubeadm clients
 /// have no overall timeout; a bound keeps a hung server from hanging `init`).
@@ -82,6 +84,9 @@ pub struct KubeCluster {
     runtime: tokio::runtime::Runtime,
     client: kube::Client,
     server: String,
+    /// For a server not trusted yet (token discovery's first read): when every answer must have
+    /// come, whole, by, and the time it was given (see `bootstrap.rs`).
+    untrusted_until: Option<(std::time::Instant, Duration)>,
 }
 
 impl std::fmt::Debug for KubeCluster {
@@ -97,7 +102,7 @@ impl KubeCluster {
     pub fn from_kubeconfig(path: &Path) -> Result<Self, ClientError> {
         let kubeconfig = Kubeconfig::read_from(path).map_err(|e| ClientError::Kubeconfig {
             path: path.to_path_buf(),
-            message: e.to_string(),
+            message: redact::describe(&e),
         })?;
         Self::from_parsed(kubeconfig, path)
     }
@@ -110,7 +115,7 @@ impl KubeCluster {
                 .await
                 .map_err(|e| ClientError::Kubeconfig {
                     path: label.clone(),
-                    message: e.to_string(),
+                    message: redact::describe(&e),
                 })?;
             runnable_credentials(config, &label)
         })
@@ -146,7 +151,7 @@ impl KubeCluster {
             let server = config.cluster_url.to_string();
             let client = kube::Client::try_from(config).map_err(|e| ClientError::Client {
                 path: path.to_path_buf(),
-                message: e.to_string(),
+                message: redact::describe(&e),
             })?;
             Ok::<_, ClientError>((client, server))
         })
@@ -158,6 +163,7 @@ impl KubeCluster {
             runtime,
             client: client.0,
             server: client.1.trim_end_matches('/').to_string(),
+            untrusted_until: None,
         })
     }
 
@@ -202,13 +208,13 @@ impl KubeCluster {
                     },
                     None => ClusterError::Unavailable {
                         call: Box::new(call.clone()),
-                        message: format!("{}: {}", self.url(call), chain(&e)),
+                        message: format!("{}: {}", self.url(call), redact::describe(&e)),
                     },
                 }
             }
             other => ClusterError::Client {
                 call: Box::new(call.clone()),
-                message: chain(&other),
+                message: redact::describe(&other),
             },
         }
     }
@@ -323,21 +329,6 @@ fn collection_path(resource: &Resource, namespace: &str) -> String {
     path
 }
 
-/// An error and its sources, `: `-joined (hyper's errors say little at the top level).
-fn chain(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(e) = source {
-        let s = e.to_string();
-        if !text.contains(&s) {
-            text.push_str(": ");
-            text.push_str(&s);
-        }
-        source = e.source();
-    }
-    text
-}
-
 /// Blocks on `future` in `runtime`; on a scoped thread when the caller is inside a tokio runtime.
 fn block_on<F>(runtime: &tokio::runtime::Runtime, future: F) -> io::Result<F::Output>
 where
@@ -356,6 +347,9 @@ where
 impl Cluster for KubeCluster {
     fn get(&self, resource: &Resource, namespace: &str, name: &str) -> Result<Value, ClusterError> {
         let call = Call::new(Verb::Get, resource, resource.scope(namespace), name);
+        if let Some((until, given)) = self.untrusted_until {
+            return self.get_untrusted(&call, until, given);
+        }
         send!(self, &call, self.request(&call).get(name, &GetParams::default()))
     }
 

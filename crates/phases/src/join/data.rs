@@ -20,8 +20,10 @@ use crate::join::cluster_config::ensure_init_cfg;
 #[derive(Debug, Clone, Copy)]
 pub enum ClientSource<'a> {
     /// Anonymous, over TLS that does NOT verify the server: only token discovery's first read of
-    /// `cluster-info` (`https://host:port`), whose answer is verified afterwards.
-    InsecureAnonymous(&'a str),
+    /// `cluster-info` (`https://host:port`), whose answer is verified afterwards. Its answers must
+    /// come whole within the duration given from the client's making (the discovery timeout), and
+    /// are bounded in size.
+    InsecureAnonymous(&'a str, std::time::Duration),
     /// A kubeconfig held in memory (YAML or JSON text), TLS verified as it says.
     Kubeconfig(&'a str),
     /// A kubeconfig file (the kubelet's `kubelet.conf` once it has bootstrapped).
@@ -33,8 +35,9 @@ pub type JoinConnector = Box<dyn Fn(&ClientSource<'_>) -> Result<Box<dyn Cluster
 
 /// Fetches a discovery file given as an `https://` URL (`--discovery-file https://…`): the body,
 /// whatever the status code, over TLS verified against the host's root certificates; or the error
-/// as upstream prints it (`Get "https://…": …`).
-pub type UrlFetcher = Box<dyn Fn(&str) -> Result<Vec<u8>, String> + Send + Sync>;
+/// as upstream prints it (`Get "https://…": …`). The whole answer must come within the duration
+/// given (the discovery timeout).
+pub type UrlFetcher = Box<dyn Fn(&str, std::time::Duration) -> Result<Vec<u8>, String> + Send + Sync>;
 
 /// Makes the context a joining control plane's phases share with `kubeadm init`'s (certificates,
 /// kubeconfig files, static pod manifests, the API client from `admin.conf`), from the cluster's

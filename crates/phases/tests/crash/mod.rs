@@ -930,7 +930,7 @@ pub fn joining_data(
         connect: Box::new(
             move |_| Ok(Box::new(CrashCluster(api.clone(), point.clone())) as Box<dyn Cluster>),
         ),
-        fetch_url: Box::new(|url| Err(format!("Get {url:?}: no HTTPS in this test"))),
+        fetch_url: Box::new(|url, _| Err(format!("Get {url:?}: no HTTPS in this test"))),
         tls_bootstrap: None,
         tls_bootstrap_timeout: kubeadm_phases::join::kubelet_start::TLS_BOOTSTRAP_TIMEOUT,
         init_cfg: None,

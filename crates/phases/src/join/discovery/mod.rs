@@ -182,7 +182,7 @@ fn validated_config(data: &JoinData) -> Result<Value, DiscoveryError> {
         bt.api_server_endpoint
     ));
     let insecure = data
-        .client(&ClientSource::InsecureAnonymous(&server))
+        .client(&ClientSource::InsecureAnonymous(&server, duration))
         .map_err(DiscoveryError::Client)?;
     let cm = poll_cluster_info(data, &*insecure, &token.id, interval, duration)?;
     let kubeconfig = verify_cluster_info(&cm, &token)?;
@@ -230,9 +230,17 @@ fn parse_kubeconfig(text: &str) -> Result<Value, DiscoveryError> {
     Ok(docs.into_iter().next().map(|d| d.value).unwrap_or(json!({})))
 }
 
+/// How long discovery has been at it since `start` (the clock's seconds): the time the clock
+/// shows or, when that is less (a clock that does not move in tests), the pauses made.
+fn elapsed(data: &JoinData, start: i64, paused: Duration) -> Duration {
+    let shown = u64::try_from(data.effects.now().saturating_sub(start)).unwrap_or(0);
+    paused.max(Duration::from_secs(shown))
+}
+
 /// Reads `cluster-info` until it carries the token's signature or the timeout passes (upstream's
 /// `getClusterInfo`: the signature is added by the controller manager a little after the
-/// ConfigMap is created).
+/// ConfigMap is created). The time the reads take counts, not only the pauses between them, so
+/// slow answers cannot stretch the wait past the timeout.
 fn poll_cluster_info(
     data: &JoinData,
     client: &dyn Cluster,
@@ -240,6 +248,7 @@ fn poll_cluster_info(
     interval: Duration,
     timeout: Duration,
 ) -> Result<Value, DiscoveryError> {
+    let start = data.effects.now();
     let mut waited = Duration::ZERO;
     loop {
         let error = match client.get(&Resource::config_maps(), PUBLIC, CLUSTER_INFO_CONFIG_MAP) {
@@ -265,7 +274,7 @@ fn poll_cluster_info(
                 e.to_string()
             }
         };
-        if interval.is_zero() || waited + interval > timeout {
+        if interval.is_zero() || elapsed(data, start, waited) + interval > timeout {
             return Err(DiscoveryError::Fetch(error));
         }
         client.pause(interval);
@@ -369,7 +378,7 @@ fn is_https_url(path: &str) -> bool {
 /// Upstream's `https.RetrieveValidatedConfigInfo`: the kubeconfig at `url` (the body whatever the
 /// status code), then the same checks as a local file.
 fn https_config(data: &JoinData, url: &str, timeout: Duration) -> Result<Value, DiscoveryError> {
-    let bytes = (data.fetch_url)(url).map_err(DiscoveryError::Https)?;
+    let bytes = (data.fetch_url)(url, timeout).map_err(DiscoveryError::Https)?;
     validated_config_info(data, &bytes, timeout)
 }
 
@@ -425,9 +434,10 @@ fn validated_config_info(data: &JoinData, bytes: &[u8], timeout: Duration) -> Re
     // Upstream's `wait.Poll` pauses one interval before each read, the first one included, so
     // every join with a discovery file waited 5 s for nothing. Here each read comes one interval
     // earlier: the same reads, the same timeout and messages, the pause after a failed read.
+    let start = data.effects.now();
     let mut waited = Duration::ZERO;
     let cm = loop {
-        if waited + RETRY_INTERVAL > timeout {
+        if elapsed(data, start, waited) + RETRY_INTERVAL > timeout {
             return Err(file_err(format!(
                 "Abort reading the {CLUSTER_INFO_CONFIG_MAP} ConfigMap after timeout of {}",
                 kubeadm_api::duration::Duration::from_nanos(

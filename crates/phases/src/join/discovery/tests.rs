@@ -85,13 +85,13 @@ pub(crate) fn data_with(
         runtime: Box::new(kubeadm_host::cri::CriClient::new("unix:///nonexistent.sock").expect("client")),
         connect: Box::new(move |source| {
             sources.lock().expect("lock").push(match source {
-                ClientSource::InsecureAnonymous(s) => format!("insecure {s}"),
+                ClientSource::InsecureAnonymous(s, _) => format!("insecure {s}"),
                 ClientSource::Kubeconfig(text) => format!("kubeconfig {text}"),
                 ClientSource::File(p) => format!("file {}", p.display()),
             });
             Ok(Box::new(cluster.clone()) as Box<dyn Cluster>)
         }),
-        fetch_url: Box::new(|url| Err(format!("Get {url:?}: no HTTPS in this test"))),
+        fetch_url: Box::new(|url, _| Err(format!("Get {url:?}: no HTTPS in this test"))),
         tls_bootstrap: None,
         tls_bootstrap_timeout: crate::join::kubelet_start::TLS_BOOTSTRAP_TIMEOUT,
         init_cfg: None,
@@ -502,7 +502,7 @@ fn discover_https(
         fetched.clone(),
         answer.map(str::to_string).map_err(str::to_string),
     );
-    data.fetch_url = Box::new(move |url| {
+    data.fetch_url = Box::new(move |url, _| {
         seen.lock().expect("lock").push(url.to_string());
         answer.clone().map(String::into_bytes)
     });
@@ -687,4 +687,47 @@ fn an_exec_plugin_in_a_discovery_file_is_logged_with_its_command() {
     let line = "1 [discovery] The discovery file's user authenticates with an exec credential plugin: running \"/usr/local/bin/get-token\"";
     assert!(log.iter().any(|l| l == line), "{log:#?}");
     assert!(!log.iter().any(|l| l.contains("--secret-arg")), "{log:#?}");
+}
+
+/// The discovery timeout counts the time the reads take, as the clock shows it, not only the
+/// pauses between them: with reads that take 20 s each, a 60 s timeout allows three reads (counting
+/// pauses alone, twelve).
+#[test]
+fn slow_reads_count_against_the_discovery_timeout() {
+    let seconds = Arc::new(Mutex::new(0i64));
+    let clock = {
+        let seconds = seconds.clone();
+        Arc::new(move || {
+            let mut s = seconds.lock().expect("lock");
+            *s += 20;
+            *s
+        })
+    };
+    let fake = Arc::new(FakeCluster::new());
+    let mut data = data_with(
+        token_cfg(TOKEN, &[]),
+        fake.clone(),
+        Arc::new(Mutex::new(Vec::new())),
+        Captured::default(),
+    );
+    data.effects.clock = clock.clone();
+    let err = tls_bootstrap_config(&data).expect_err("no cluster-info");
+    assert!(err.to_string().contains("cluster-info"), "{err}");
+    assert_eq!(fake.calls().len(), 3, "{:?}", fake.calls());
+
+    // File discovery's wait as well.
+    let dir = tempfile::tempdir().expect("dir");
+    let path = dir.path().join("discovery.conf");
+    std::fs::write(&path, info_kubeconfig()).expect("write");
+    let fake = Arc::new(FakeCluster::new());
+    let mut data = data_with(
+        file_cfg(&path, TOKEN),
+        fake.clone(),
+        Arc::new(Mutex::new(Vec::new())),
+        Captured::default(),
+    );
+    data.effects.clock = clock;
+    let err = tls_bootstrap_config(&data).expect_err("no cluster-info");
+    assert!(err.to_string().contains("after timeout of 1m0s"), "{err}");
+    assert!(fake.calls().len() <= 3, "{:?}", fake.calls());
 }
