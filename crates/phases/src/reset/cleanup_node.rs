@@ -272,11 +272,5 @@ fn remove_stale_temp_files(data: &ResetData) {
 /// Upstream's `CleanDir`: removes everything inside `dir`, keeping `dir`; nothing to do when it
 /// does not exist. Stops at the first entry that cannot be removed.
 pub fn clean_dir(fs: &dyn Fs, dir: &Path) -> std::io::Result<()> {
-    if !fs.exists(dir) {
-        return Ok(());
-    }
-    for name in fs.list_dir(dir)? {
-        fs.remove_all(&dir.join(name))?;
-    }
-    Ok(())
+    crate::reset::mount_table::clean_dir_around(fs, dir, &[]).map(drop)
 }
