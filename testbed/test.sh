@@ -73,6 +73,10 @@ TB_AUDIT_DIR=$(mktemp -d)
 export TB_AUDIT_DIR
 trap 'rm -rf "$ha_files" "$upgrade_dumps" "$capi_output" "$TB_AUDIT_DIR"' EXIT
 long=${TB_LONG:-}
+# The `upgrade` scenario's cluster: two control planes and a worker in CI, three and a worker with
+# --long (upstream's reference and ours always of the same shape: the same value for both runs).
+if [ -n "$long" ]; then TB_UPGRADE_CONTROL_PLANES=${TB_UPGRADE_CONTROL_PLANES:-3}; fi
+export TB_UPGRADE_CONTROL_PLANES=${TB_UPGRADE_CONTROL_PLANES:-2}
 # Upstream's runs: every scenario with --kubeadm or TB_LONG, else only the references ours is compared
 # with (ha's files, upgrade's objects and files). The reference run of `upgrade` skips its rollback:
 # upstream waits 5 minutes before it rolls back, and ours is shown rolling back below.
@@ -91,6 +95,7 @@ reference_key() {
       ! -path '*/__pycache__/*' -print0 | sort -z | xargs -0 sha256sum)
     find "$cache/upstream" "$cache/images" -type f -printf '%p %s %T@\n' 2>/dev/null | sort
     containerd --version; runc --version; uname -r
+    echo "control planes of upgrade: $TB_UPGRADE_CONTROL_PLANES"
   } | sha256sum | cut -c1-16
 }
 keep_references=""
@@ -199,12 +204,20 @@ if [ ${#args[@]} = 0 ]; then
     check "upgrade: our upgrade left upstream's API objects and files" \
       python3 "$here/lib/api_objects.py" --a "$upgrade_dumps/upstream/api" --a-node node1 --a-ip 198.51.100.11 \
       --b "$upgrade_dumps/ours/api" --b-node node1 --b-ip 198.51.100.11 --token abcdef.0123456789abcdef
+    # (And what `upgrade plan` printed, and which certificates each control plane's upgrade renewed.)
     check "upgrade: our upgrade wrote upstream's manifests and kubelet files" \
-      diff -r "$upgrade_dumps/upstream/files" "$upgrade_dumps/ours/files"
+      files_same "$upgrade_dumps/upstream/files" "$upgrade_dumps/ours/files"
     # The certificates upgrade apply renewed (which ones: files/node1/renewed-certificates above),
     # with their CAs, keys and kubeconfigs: subject, issuer, SANs, usages, key, chain, validity length.
     check "upgrade: our upgrade's certificates have upstream's profiles" \
       python3 "$here/lib/compare.py" "$upgrade_dumps/upstream/pki" "$upgrade_dumps/ours/pki"
+    # How long each upgrade command took, and the longest gap of the API through the load balancer,
+    # upstream's run beside ours (information, not a check: the machines are shared and noisy).
+    if [ -f "$upgrade_dumps/upstream/timings" ] && [ -f "$upgrade_dumps/ours/timings" ]; then
+      echo "testbed: upgrade timings (seconds; upstream, ours):"
+      join -a 1 -a 2 -e - -o 0,1.2,2.2 <(sort "$upgrade_dumps/upstream/timings") <(sort "$upgrade_dumps/ours/timings") |
+        sed 's/^/  /'
+    fi
     # (With --long only, for CI's time: upstream's init joined by our joins. Our joins of our own init
     # ran above and wrote upstream's files (compared with upstream's joins of upstream's init); our
     # commands reading what upstream's init and join made run in `upgrade` just above.)

@@ -48,7 +48,9 @@ while [ ! -e "$dir/kubelet.shutdown" ]; do
       --kubeconfig=/etc/kubernetes/kubelet.conf --config=/var/lib/kubelet/config.yaml
       $KUBELET_KUBEADM_ARGS $KUBELET_EXTRA_ARGS)
   fi
-  echo "=== $(date -u +%H:%M:%S) starting kubelet ${args[*]}" >>"$dir/kubelet.log"
+  # The kubelet found on PATH now, not the one bash remembered: tb_node_kubelet may have swapped it.
+  hash -r
+  echo "=== $(date -u +%H:%M:%S) starting kubelet ($(readlink -f "$(command -v kubelet)")) ${args[*]}" >>"$dir/kubelet.log"
   kubelet "${args[@]}" >>"$dir/kubelet.log" 2>&1 &
   echo $! >"$dir/kubelet.pid"
   wait $!

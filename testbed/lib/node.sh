@@ -62,7 +62,8 @@ tb_nsargs() {
   echo "--net=$TB_RUN/ns/node$1.net --mount=$TB_RUN/ns/node$1.mnt --uts=$TB_RUN/ns/node$1.uts"
 }
 
-# tb_node_exec N COMMAND...: runs COMMAND inside node N with the testbed's tools first on PATH.
+# tb_node_exec N COMMAND...: runs COMMAND inside node N with the testbed's tools first on PATH (the
+# node's own, $TB_RUN/nodeN/bin, if any, before the shared ones: see tb_node_kubelet).
 tb_node_exec() {
   local n=$1 a audit=
   shift
@@ -80,7 +81,7 @@ tb_node_exec() {
   fi
   if [ -z "$audit" ]; then
     # shellcheck disable=SC2046
-    nsenter $(tb_nsargs "$n") --wd=/ -- env PATH="$TB_RUN/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" \
+    nsenter $(tb_nsargs "$n") --wd=/ -- env PATH="$TB_RUN/node$n/bin:$TB_RUN/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" \
       KUBECONFIG=/etc/kubernetes/admin.conf "$@"
     return
   fi
@@ -91,7 +92,7 @@ tb_node_exec() {
     set -o pipefail
     {
       # shellcheck disable=SC2046
-      nsenter $(tb_nsargs "$n") --wd=/ -- env PATH="$TB_RUN/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" \
+      nsenter $(tb_nsargs "$n") --wd=/ -- env PATH="$TB_RUN/node$n/bin:$TB_RUN/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" \
         KUBECONFIG=/etc/kubernetes/admin.conf "$@" 2>&1 1>&3 3>&- | tee "$audit.stderr.log" >&2
     } 3>&1 | tee "$audit.stdout.log"
   )
@@ -237,6 +238,16 @@ tb_node_create() {
 
   tb_node_exec "$n" setsid bash "$TB_LIB/kubelet-service.sh" "$dir" </dev/null >>"$dir/kubelet-service.log" 2>&1 &
   echo $! >"$dir/kubelet-service.pid"
+}
+
+# tb_node_kubelet N BINARY: node N's kubelet is BINARY from the kubelet service's next start on (a
+# link in the node's own tool directory, ahead of the shared one on its PATH), e.g. an older kubelet
+# for a cluster an older kubeadm makes, then the new one swapped in after the node's upgrade, as a
+# package upgrade does. kubeadm's preflight runs the same `kubelet --version`.
+tb_node_kubelet() {
+  local dir=$TB_RUN/$(tb_node_name "$1")/bin
+  mkdir -p "$dir"
+  ln -sfn "$(readlink -f "$2")" "$dir/kubelet"
 }
 
 # tb_containerd_template SET...: prints the path of a containerd root (content store, overlayfs

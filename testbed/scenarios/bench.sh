@@ -30,6 +30,12 @@ old=v1.25.15
 new=v1.25.16
 version=$new
 [ "$upgrade" = 0 ] || version=$old
+# The v1.25.15 control plane and its images are built only for this (CI's `build.sh all` leaves them).
+if [ "$upgrade" != 0 ]; then
+  "$TB_LIB/../upstream/build.sh" v1.25.15/kube-apiserver v1.25.15/kube-controller-manager \
+    v1.25.15/kube-scheduler v1.25.15/kube-proxy && "$TB_LIB/../images/build.sh" v1.25.15 ||
+    tb_die "building the v1.25.15 programs and images"
+fi
 last=$((2 + joins))
 [ "$last" -le 200 ] || tb_die "TB_BENCH_JOINS too large"
 # Preflight errors ignored: HTTPProxyCIDR on init, as in init-join-reset.sh (Go 1.26's net/url).

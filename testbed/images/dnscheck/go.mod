@@ -1,0 +1,3 @@
+module kubeadm-rs/testbed/images/dnscheck
+
+go 1.19
