@@ -361,6 +361,45 @@ fn compare(
     (!problems.is_empty()).then(|| format!("{case}:\n{}", problems.join("\n")))
 }
 
+/// Every comparison of one layout, in a namespace of its own: how many, and the failures.
+fn run_layout(i: usize, layout: &Layout) -> (usize, Vec<String>) {
+    let ns = Netns::new(i);
+    for cmd in layout.setup {
+        ns.ip(cmd);
+    }
+    let mut failures = Vec::new();
+    for request in layout.requests {
+        let flag = format!("--apiserver-advertise-address={request}");
+        let mut args = vec!["--kubernetes-version=v1.25.16"];
+        if !request.is_empty() {
+            args.push(&flag);
+        }
+        // ECDSA keys: RSA key generation would take most of the test's time.
+        let gates: &[&str] = &["--feature-gates=PublicKeysECDSA=true"];
+        failures.extend(compare(
+            &ns,
+            layout,
+            &format!("{request:?}"),
+            (&args, gates),
+            None,
+        ));
+    }
+    let mut compared = layout.requests.len();
+    // The configuration file's `localAPIEndpoint.advertiseAddress` goes the same way as the flag.
+    if i == 1 {
+        let config = "apiVersion: kubeadm.k8s.io/v1beta3\nkind: InitConfiguration\nlocalAPIEndpoint:\n  advertiseAddress: \"::\"\n---\napiVersion: kubeadm.k8s.io/v1beta3\nkind: ClusterConfiguration\nkubernetesVersion: v1.25.16\n";
+        compared += 1;
+        failures.extend(compare(
+            &ns,
+            layout,
+            "advertiseAddress: \"::\" in --config",
+            (&["--config=/config.yaml"], &[]),
+            Some(config),
+        ));
+    }
+    (compared, failures)
+}
+
 #[test]
 #[ignore = "needs root (network namespaces, --rootfs): run with --ignored, as scripts/test.sh does as root"]
 fn init_advertises_the_address_upstream_chooses() {
@@ -368,43 +407,27 @@ fn init_advertises_the_address_upstream_chooses() {
         is_root(),
         "this test makes network namespaces and chroots: run it as root"
     );
-    let mut failures = Vec::new();
-    let mut compared = 0;
-    for (i, layout) in LAYOUTS.iter().enumerate() {
-        let ns = Netns::new(i);
-        for cmd in layout.setup {
-            ns.ip(cmd);
-        }
-        for request in layout.requests {
-            let flag = format!("--apiserver-advertise-address={request}");
-            let mut args = vec!["--kubernetes-version=v1.25.16"];
-            if !request.is_empty() {
-                args.push(&flag);
-            }
-            compared += 1;
-            // ECDSA keys: RSA key generation would take most of the test's time.
-            let gates: &[&str] = &["--feature-gates=PublicKeysECDSA=true"];
-            failures.extend(compare(
-                &ns,
-                layout,
-                &format!("{request:?}"),
-                (&args, gates),
-                None,
-            ));
-        }
-        // The configuration file's `localAPIEndpoint.advertiseAddress` goes the same way as the flag.
-        if i == 1 {
-            let config = "apiVersion: kubeadm.k8s.io/v1beta3\nkind: InitConfiguration\nlocalAPIEndpoint:\n  advertiseAddress: \"::\"\n---\napiVersion: kubeadm.k8s.io/v1beta3\nkind: ClusterConfiguration\nkubernetesVersion: v1.25.16\n";
-            compared += 1;
-            failures.extend(compare(
-                &ns,
-                layout,
-                "advertiseAddress: \"::\" in --config",
-                (&["--config=/config.yaml"], &[]),
-                Some(config),
-            ));
-        }
-    }
+    // Three layouts at a time: a run waits on more than the processor.
+    const WORKERS: usize = 3;
+    let results: Vec<(usize, Vec<String>)> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..WORKERS)
+            .map(|w| {
+                s.spawn(move || {
+                    let mut compared = 0;
+                    let mut failures = Vec::new();
+                    for (i, layout) in LAYOUTS.iter().enumerate().skip(w).step_by(WORKERS) {
+                        let (n, f) = run_layout(i, layout);
+                        compared += n;
+                        failures.extend(f);
+                    }
+                    (compared, failures)
+                })
+            })
+            .collect();
+        workers.into_iter().map(|w| w.join().expect("worker")).collect()
+    });
+    let compared: usize = results.iter().map(|(n, _)| n).sum();
+    let failures: Vec<String> = results.into_iter().flat_map(|(_, f)| f).collect();
     assert!(
         failures.is_empty(),
         "{} of {compared} cases differ from upstream:\n{}",

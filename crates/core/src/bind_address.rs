@@ -44,6 +44,9 @@ pub enum BindAddressError {
     /// No interface has a global unicast address.
     #[error("no acceptable interface with global unicast address found on host")]
     NoGlobalAddress,
+    /// `/proc/net/route` exists but cannot be read.
+    #[error("open /proc/net/route: {0}")]
+    RouteTableUnreadable(String),
     /// A route table line could not be read.
     #[error("malformed route table line {line:?}")]
     MalformedRoute {
@@ -156,6 +159,19 @@ pub struct HostChoice {
     pub ipv6: Option<IpAddr>,
     /// Why neither pass can find one, when neither does.
     pub error: Option<BindAddressError>,
+}
+
+impl HostChoice {
+    /// Why upstream's choice fails, in its words, as [`HostFacts::host_address_error`] holds it:
+    /// `None` when it does not or when there is no default route (upstream then warns and goes on).
+    ///
+    /// [`HostFacts::host_address_error`]: kubeadm_api::dynamic::HostFacts::host_address_error
+    pub fn failure(&self) -> Option<String> {
+        self.error
+            .as_ref()
+            .filter(|e| **e != BindAddressError::NoRoutes)
+            .map(ToString::to_string)
+    }
 }
 
 /// Chooses per family as upstream's `chooseHostInterface`: with a route table (`route_tables` is the
@@ -290,10 +306,7 @@ eth0\t000200C0\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0\n";
         let host = HostFacts {
             default_route_ipv4: choice.ipv4,
             default_route_ipv6: choice.ipv6,
-            host_address_error: choice
-                .error
-                .filter(|e| *e != BindAddressError::NoRoutes)
-                .map(|e| e.to_string()),
+            host_address_error: choice.failure(),
             loopback_address: choose_for_interface("lo", interfaces),
             ..HostFacts::default()
         };

@@ -1,13 +1,12 @@
 //! Gathers the host facts that configuration defaulting needs: the host name, the address upstream's
 //! `ChooseHostInterface` would pick, and which CRI sockets exist.
 
-use std::net::IpAddr;
 use std::path::Path;
 
 use kubeadm_api::defaults::KNOWN_CRI_SOCKETS;
 use kubeadm_api::dynamic::HostFacts;
 use kubeadm_api::gofmt;
-use kubeadm_core::bind_address::{self, BindAddressError, Interface};
+use kubeadm_core::bind_address::{self, BindAddressError, HostChoice, Interface};
 use kubeadm_host::probe;
 
 /// Reads this host's facts. Failures to read a fact leave it empty: defaulting then reports what is
@@ -29,7 +28,7 @@ pub(crate) fn gather() -> HostFacts {
         hostname: probe::hostname().unwrap_or_default(),
         default_route_ipv4: chosen.ipv4,
         default_route_ipv6: chosen.ipv6,
-        host_address_error: chosen.error,
+        host_address_error: chosen.failure(),
         loopback_address: bind_address::choose_for_interface(LOOPBACK_INTERFACE, &interfaces),
         existing_cri_sockets: KNOWN_CRI_SOCKETS
             .iter()
@@ -44,32 +43,14 @@ pub(crate) fn gather() -> HostFacts {
 /// The interface upstream looks on for a loopback advertise address (`netutil.LoopbackInterfaceName`).
 const LOOPBACK_INTERFACE: &str = "lo";
 
-/// What upstream's `ChooseHostInterface` finds for each family, and why it finds nothing: from the
-/// default routes when `/proc/net/route` exists, else from the interfaces alone.
-struct Chosen {
-    ipv4: Option<IpAddr>,
-    ipv6: Option<IpAddr>,
-    /// `None` when there is no default route (upstream warns and uses 0.0.0.0).
-    error: Option<String>,
-}
-
-fn choose_address(interfaces: &[Interface]) -> Chosen {
-    let choice = match probe::route_tables() {
+/// What upstream's `ChooseHostInterface` finds for each family: from the default routes when
+/// `/proc/net/route` exists, else from the interfaces alone.
+fn choose_address(interfaces: &[Interface]) -> HostChoice {
+    match probe::route_tables() {
         Ok((v4, v6)) => bind_address::choose_host(v4.as_deref().map(|v4| (v4, v6.as_str())), interfaces),
-        Err(e) => {
-            return Chosen {
-                ipv4: None,
-                ipv6: None,
-                error: Some(format!("open /proc/net/route: {}", gofmt::io_error(&e))),
-            };
-        }
-    };
-    Chosen {
-        ipv4: choice.ipv4,
-        ipv6: choice.ipv6,
-        error: choice
-            .error
-            .filter(|e| *e != BindAddressError::NoRoutes)
-            .map(|e| e.to_string()),
+        Err(e) => HostChoice {
+            error: Some(BindAddressError::RouteTableUnreadable(gofmt::io_error(&e))),
+            ..HostChoice::default()
+        },
     }
 }
