@@ -19,11 +19,19 @@ use crate::version::{self, VersionError};
 pub struct HostFacts {
     /// `os.Hostname()`.
     pub hostname: String,
-    /// The address of the interface with the default IPv4 route, if any.
+    /// The address upstream's `ChooseHostInterface` finds when it tries IPv4: on the interfaces the
+    /// default IPv4 routes transit (else on the loopback interface), or on any interface when there
+    /// is no route table.
     pub default_route_ipv4: Option<IpAddr>,
-    /// The address of the interface with the default IPv6 route, if any.
+    /// The same for IPv6. Upstream tries IPv4 then IPv6, or IPv6 first when the advertise address
+    /// asked for is IPv6 (`::`).
     pub default_route_ipv6: Option<IpAddr>,
-    /// An active address on the loopback interface (used when the advertise address is loopback).
+    /// Why that choice fails when neither family gives an address, in upstream's words; `None` when
+    /// the route tables have no default route (upstream then warns and advertises 0.0.0.0).
+    pub host_address_error: Option<String>,
+    /// Upstream's `ChooseBindAddressForInterface("lo")`: the first global IPv4 address on the
+    /// loopback interface when it is up, else its first global IPv6 one (used when the advertise
+    /// address is a loopback address).
     pub loopback_address: Option<IpAddr>,
     /// Which of [`KNOWN_CRI_SOCKETS`] exist as sockets on the host.
     pub existing_cri_sockets: Vec<String>,
@@ -60,9 +68,12 @@ pub enum DynamicError {
     /// The advertise address is not an IP address.
     #[error("couldn't use \"{0}\" as \"apiserver-advertise-address\", must be ipv4 or ipv6 address")]
     BadAdvertiseAddress(String),
-    /// A loopback advertise address, but no address on the loopback interface.
-    #[error("unable to resolve link-local addresses")]
+    /// A loopback advertise address, but no global address on the loopback interface.
+    #[error("unable to select an IP from lo network interface")]
     NoLoopbackAddress,
+    /// No advertise address given and none found on the host (see [`HostFacts::host_address_error`]).
+    #[error("{0}")]
+    NoHostAddress(String),
     /// The Kubernetes version could not be resolved.
     #[error(transparent)]
     Version(#[from] VersionError),
@@ -205,7 +216,10 @@ pub fn go_ip_string(ip: IpAddr) -> String {
     }
 }
 
-/// Picks the advertise address: the configured one, else the default-route address.
+/// Picks the advertise address as upstream's `SetAPIEndpointDynamicDefaults`: a loopback address
+/// stands for the loopback interface's global address; an empty or unspecified one for the host's
+/// address, of the unspecified address's family when the host has one (`::` prefers IPv6); any other
+/// address is kept.
 pub fn default_api_endpoint(
     ep: &mut ApiEndpoint,
     host: &HostFacts,
@@ -215,21 +229,31 @@ pub fn default_api_endpoint(
     if ip.is_none() && !ep.advertise_address.is_empty() {
         return Err(DynamicError::BadAdvertiseAddress(ep.advertise_address.clone()));
     }
-    if let Some(ip) = ip.filter(IpAddr::is_loopback) {
-        let _ = ip;
+    // Go's `IsLoopback`, `IsUnspecified` and `To4` see an IPv4-mapped address as IPv4.
+    let canonical = ip.map(|ip| ip.to_canonical());
+    if canonical.is_some_and(|ip| ip.is_loopback()) {
         let lo = host.loopback_address.ok_or(DynamicError::NoLoopbackAddress)?;
         ep.advertise_address = go_ip_string(lo);
         return Ok(());
     }
-    let chosen = match ip {
-        Some(ip) if !ip.is_unspecified() => ip,
-        _ => match host.default_route_ipv4.or(host.default_route_ipv6) {
-            Some(ip) => ip,
-            None => {
-                warnings.push("WARNING: could not obtain a bind address for the API Server: no default routes found in \"/proc/net/route\" or \"/proc/net/ipv6_route\"; using: 0.0.0.0".to_string());
-                IpAddr::from([0, 0, 0, 0])
+    let chosen = match (ip, canonical) {
+        (Some(ip), Some(c)) if !c.is_unspecified() => ip,
+        _ => {
+            let (ipv4, ipv6) = (host.default_route_ipv4, host.default_route_ipv6);
+            let found = if canonical.is_some_and(|c| c.is_ipv6()) {
+                ipv6.or(ipv4)
+            } else {
+                ipv4.or(ipv6)
+            };
+            match (found, &host.host_address_error) {
+                (Some(ip), _) => ip,
+                (None, Some(e)) => return Err(DynamicError::NoHostAddress(e.clone())),
+                (None, None) => {
+                    warnings.push("WARNING: could not obtain a bind address for the API Server: no default routes found in \"/proc/net/route\" or \"/proc/net/ipv6_route\"; using: 0.0.0.0".to_string());
+                    IpAddr::from([0, 0, 0, 0])
+                }
             }
-        },
+        }
     };
     ep.advertise_address = go_ip_string(chosen);
     Ok(())

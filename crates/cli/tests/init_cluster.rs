@@ -475,7 +475,7 @@ controlPlaneEndpoint: cp.example:6443
     }
 }
 
-/// `kubeadm init --dry-run` driven by flags alone, as most people run it, on 27 sets of flags
+/// `kubeadm init --dry-run` driven by flags alone, as most people run it, on 29 sets of flags
 /// (every flag of `init` that changes what it writes or creates), compared with upstream's whole
 /// output: the certificates' names, the files, every API object, the join text. Upstream's flag
 /// defaults differ from its config defaults in places (the bootstrap token's description), so a
@@ -509,6 +509,9 @@ fn init_dry_run_from_flags_prints_as_upstream() {
         "--cert-dir=/srv/pki",
         "--pod-network-cidr=10.244.0.0/16,fd00:10:244::/56 --service-cidr=10.96.0.0/16,fd00:10:96::/112 --apiserver-advertise-address=10.1.2.3",
         "--apiserver-advertise-address=fd00::10 --service-cidr=fd00:10:96::/112 --pod-network-cidr=fd00:10:244::/56",
+        // Upstream does not check the advertise address's family against the ranges': neither do we.
+        "--apiserver-advertise-address=2001:db8::10 --service-cidr=10.96.0.0/12",
+        "--apiserver-advertise-address=10.1.2.3 --service-cidr=fd00:10:96::/112 --pod-network-cidr=fd00:10:244::/56",
         "--token=abcdef.0123456789abcdef --token-ttl=2h --apiserver-advertise-address=10.0.0.1 --node-name=node1 \
          --cri-socket=unix:///var/run/containerd/containerd.sock --kubernetes-version=v1.25.16 \
          --control-plane-endpoint=cp.example:6443 --pod-network-cidr=10.244.0.0/16 --service-cidr=10.96.0.0/16 \

@@ -72,8 +72,14 @@ pub fn interfaces() -> io::Result<Vec<InterfaceInfo>> {
             i.addresses.push(a.ip());
             continue;
         }
-        let sys_flags = std::fs::read_to_string(format!("/sys/class/net/{}/flags", a.name))
+        let sys = |file: &str| std::fs::read_to_string(format!("/sys/class/net/{}/{file}", a.name));
+        // A /sys mounted from another network namespace describes that namespace's interfaces: its
+        // flags count only when its index for the name is the kernel's here.
+        let same_namespace =
+            a.index.is_some() && sys("ifindex").ok().and_then(|s| s.trim().parse::<u32>().ok()) == a.index;
+        let sys_flags = sys("flags")
             .ok()
+            .filter(|_| same_namespace)
             .and_then(|s| u32::from_str_radix(s.trim().trim_start_matches("0x"), 16).ok());
         let flags = sys_flags.unwrap_or_else(|| {
             let up = a.oper_status != if_addrs::IfOperStatus::Down;

@@ -1,12 +1,12 @@
 //! Gathers the host facts that configuration defaulting needs: the host name, the address upstream's
 //! `ChooseHostInterface` would pick, and which CRI sockets exist.
 
-use std::net::IpAddr;
 use std::path::Path;
 
 use kubeadm_api::defaults::KNOWN_CRI_SOCKETS;
 use kubeadm_api::dynamic::HostFacts;
-use kubeadm_core::bind_address::{self, Interface};
+use kubeadm_api::gofmt;
+use kubeadm_core::bind_address::{self, BindAddressError, HostChoice, Interface};
 use kubeadm_host::probe;
 
 /// Reads this host's facts. Failures to read a fact leave it empty: defaulting then reports what is
@@ -26,9 +26,10 @@ pub(crate) fn gather() -> HostFacts {
     let chosen = choose_address(&interfaces);
     HostFacts {
         hostname: probe::hostname().unwrap_or_default(),
-        default_route_ipv4: chosen.filter(IpAddr::is_ipv4),
-        default_route_ipv6: chosen.filter(IpAddr::is_ipv6),
-        loopback_address: chosen,
+        default_route_ipv4: chosen.ipv4,
+        default_route_ipv6: chosen.ipv6,
+        host_address_error: chosen.failure(),
+        loopback_address: bind_address::choose_for_interface(LOOPBACK_INTERFACE, &interfaces),
         existing_cri_sockets: KNOWN_CRI_SOCKETS
             .iter()
             .filter(|s| probe::is_socket(Path::new(s.trim_start_matches("unix://"))))
@@ -39,14 +40,17 @@ pub(crate) fn gather() -> HostFacts {
     }
 }
 
-/// Upstream's `ChooseHostInterface`: from the default routes when the route table exists, else from
-/// the interfaces alone.
-fn choose_address(interfaces: &[Interface]) -> Option<IpAddr> {
+/// The interface upstream looks on for a loopback advertise address (`netutil.LoopbackInterfaceName`).
+const LOOPBACK_INTERFACE: &str = "lo";
+
+/// What upstream's `ChooseHostInterface` finds for each family: from the default routes when
+/// `/proc/net/route` exists, else from the interfaces alone.
+fn choose_address(interfaces: &[Interface]) -> HostChoice {
     match probe::route_tables() {
-        Ok((Some(v4), v6)) => bind_address::default_routes(&v4, &v6)
-            .ok()
-            .and_then(|routes| bind_address::choose_from_routes(&routes, interfaces).ok()),
-        Ok((None, _)) => bind_address::choose_from_interfaces(interfaces).ok(),
-        Err(_) => None,
+        Ok((v4, v6)) => bind_address::choose_host(v4.as_deref().map(|v4| (v4, v6.as_str())), interfaces),
+        Err(e) => HostChoice {
+            error: Some(BindAddressError::RouteTableUnreadable(gofmt::io_error(&e))),
+            ..HostChoice::default()
+        },
     }
 }

@@ -98,6 +98,7 @@ mod tests {
             hostname: "node1".into(),
             default_route_ipv4: "10.0.0.5".parse().ok(),
             default_route_ipv6: None,
+            host_address_error: None,
             loopback_address: None,
             existing_cri_sockets: vec!["unix:///var/run/containerd/containerd.sock".into()],
             systemd_resolved_active: false,
