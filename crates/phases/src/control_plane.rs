@@ -66,9 +66,9 @@ pub(crate) fn run_scheduler(data: &mut InitData) -> Result<(), PhaseError> {
 /// Why a control-plane manifest could not be written.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum ControlPlaneError {
-    /// The RootlessControlPlane feature gate needs users and groups we do not create yet.
-    #[error("the RootlessControlPlane feature gate is not implemented yet in kubeadm-rs")]
-    Rootless,
+    /// The `RootlessControlPlane` users, groups or file owners could not be set up.
+    #[error(transparent)]
+    NonRoot(crate::users::NonRootError),
     /// A patch could not be applied.
     #[error("failed to patch static Pod manifest file for {component:?}: {}", .source.detailed())]
     Patch {
@@ -96,10 +96,26 @@ fn create(data: &mut InitData, component: Component) -> Result<(), PhaseError> {
         "[control-plane] Creating static Pod manifest for {:?}",
         component.name()
     ));
+    let mut pod = build(data, component);
     if manifests::rootless::enabled(&data.cfg.cluster) {
-        return Err(ControlPlaneError::Rootless.into());
+        if data.dry_run {
+            // Upstream's phase creates one component at a time: `[kube-apiserver]`.
+            let name = component.name();
+            for line in crate::users::dry_run_lines("[control-plane]", &format!("[{name}]"), name) {
+                data.say(&line);
+            }
+        } else {
+            crate::users::run_as_non_root(
+                &*data.effects.fs,
+                &*data.effects.reporter,
+                &crate::users::AccountFiles::host(),
+                &data.cfg.cluster,
+                data.external_ca,
+                &mut pod,
+            )
+            .map_err(ControlPlaneError::NonRoot)?;
+        }
     }
-    let pod = build(data, component);
     write_static_pod(data, pod)
 }
 
@@ -151,4 +167,29 @@ pub(crate) fn write_static_pod(data: &mut InitData, pod: StaticPod) -> Result<()
         ),
     );
     Ok(())
+}
+
+/// The `RootlessControlPlane` step of etcd's manifest (upstream's `prepareAndWriteEtcdStaticPod`):
+/// what a dry run would do, or the users, file owners and `pod` made to run as non-root.
+pub(crate) fn etcd_as_non_root(
+    data: &InitData,
+    pod: &mut StaticPod,
+) -> Result<(), crate::users::NonRootError> {
+    if !manifests::rootless::enabled(&data.cfg.cluster) {
+        return Ok(());
+    }
+    if data.dry_run {
+        for line in crate::users::dry_run_lines("[etcd]", "\"etcd\"", "etcd") {
+            data.say(&line);
+        }
+        return Ok(());
+    }
+    crate::users::run_as_non_root(
+        &*data.effects.fs,
+        &*data.effects.reporter,
+        &crate::users::AccountFiles::host(),
+        &data.cfg.cluster,
+        data.external_ca,
+        pod,
+    )
 }

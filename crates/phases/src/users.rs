@@ -12,7 +12,9 @@
 use std::path::{Path, PathBuf};
 
 use kubeadm_api::gofmt;
-use kubeadm_core::manifests::rootless::{NonRootIds, OwnershipChange};
+use kubeadm_api::v1beta3::ClusterConfiguration;
+use kubeadm_core::manifests::StaticPod;
+use kubeadm_core::manifests::rootless::{self, NonRootIds, OwnershipChange};
 use kubeadm_core::users::{self as core_users, UsersAndGroups};
 use kubeadm_effects::fs::{FileLock, Fs};
 use kubeadm_effects::report::Reporter;
@@ -226,6 +228,54 @@ pub fn apply_ownership(fs: &dyn Fs, changes: &[OwnershipChange]) -> Result<(), S
         }
     }
     Ok(())
+}
+
+/// Why a component could not be made to run as non-root, in upstream's words.
+#[derive(Debug, thiserror::Error)]
+pub enum NonRootError {
+    /// The users and groups could not be added.
+    #[error("failed to create users and groups: {0}")]
+    Users(#[source] UsersError),
+    /// A file's owner or mode could not be changed.
+    #[error("failed to run component {component:?} as non-root: {reason}")]
+    Component {
+        /// The static pod.
+        component: String,
+        /// Why.
+        reason: String,
+    },
+}
+
+/// The `RootlessControlPlane` step of upstream's `CreateStaticPodFiles` and
+/// `prepareAndWriteEtcdStaticPod` outside a dry run: the users and groups added (or found), the
+/// files `pod`'s component reads given to its user, and `pod` set to run as that user.
+/// `external_ca`: the CA key is absent (kube-controller-manager is then not given it).
+pub fn run_as_non_root(
+    fs: &dyn Fs,
+    reporter: &dyn Reporter,
+    files: &AccountFiles,
+    cfg: &ClusterConfiguration,
+    external_ca: bool,
+    pod: &mut StaticPod,
+) -> Result<(), NonRootError> {
+    let ids = add_users_and_groups(fs, reporter, files).map_err(NonRootError::Users)?;
+    let mut changed = pod.clone();
+    let changes = rootless::run_as_non_root(&mut changed, ids_for(&pod.name, &ids), cfg, external_ca);
+    apply_ownership(fs, &changes).map_err(|reason| NonRootError::Component {
+        component: pod.name.clone(),
+        reason,
+    })?;
+    *pod = changed;
+    Ok(())
+}
+
+/// What a dry run says instead of [`run_as_non_root`]: `prefix` is the phase's (`[control-plane]`,
+/// `[etcd]`), `components` how upstream prints the components it would make users for.
+pub fn dry_run_lines(prefix: &str, components: &str, component: &str) -> [String; 2] {
+    [
+        format!("{prefix} Would create users and groups for {components} to run as non-root"),
+        format!("{prefix} Would update static pod manifest for {component:?} to run run as non-root"),
+    ]
 }
 
 #[cfg(test)]
