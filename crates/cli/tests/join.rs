@@ -1144,8 +1144,16 @@ fn a_rootless_control_plane_joins_as_upstream() {
     let roots = [node_root(), node_root()];
     for root in &roots {
         std::fs::create_dir_all(root.path().join("etc")).expect("etc");
-        std::fs::write(root.path().join("etc/passwd"), "root:x:0:0:root:/root:/bin/bash\n").expect("passwd");
-        std::fs::write(root.path().join("etc/group"), "root:x:0:\nkubeadm-kcm:x:300:kubeadm-kcm\n").expect("group");
+        std::fs::write(
+            root.path().join("etc/passwd"),
+            "root:x:0:0:root:/root:/bin/bash\n",
+        )
+        .expect("passwd");
+        std::fs::write(
+            root.path().join("etc/group"),
+            "root:x:0:\nkubeadm-kcm:x:300:kubeadm-kcm\n",
+        )
+        .expect("group");
     }
     for phase in ["download-certs", "certs", "kubeconfig", "control-plane"] {
         let runs: Vec<Run> = [&up, &ours()]
@@ -1180,6 +1188,9 @@ fn a_rootless_control_plane_joins_as_upstream() {
     };
     let (a, b) = (state(roots[0].path()), state(roots[1].path()));
     assert!(a[0].contains("kubeadm-kcm:x:"), "{}", a[0]);
-    assert!(a.iter().any(|l| l.starts_with("etc/kubernetes/pki/sa.key 0:")), "{a:#?}");
+    assert!(
+        a.iter().any(|l| l.starts_with("etc/kubernetes/pki/sa.key 0:")),
+        "{a:#?}"
+    );
     assert!(a == b, "{}", diff(&a.join("\n"), &b.join("\n")));
 }

@@ -2,7 +2,8 @@
 //! needs root) into its own temporary root holding its own `/etc/passwd` and `/etc/group` (never
 //! the host's): the users and groups written, the static Pod manifests (with `--patches` applied
 //! after the gate's changes), the owners and modes of every file under `/etc/kubernetes` and of
-//! etcd's data directory, the printed lines, and the errors when the files refuse it.
+//! etcd's data directory (also after `certs renew all`, which must keep the owners), the printed
+//! lines, and the errors when the files refuse it.
 // clippy.toml keeps the binary's handlers off the host; tests run binaries on real files.
 #![allow(clippy::disallowed_methods)]
 
@@ -155,15 +156,16 @@ fn rootless_phases_write_what_upstream_writes() {
             let root = new_root(&files);
             let mut out = String::new();
             for phase in [
-                &["certs", "all"][..],
-                &["kubeconfig", "all"],
-                &["control-plane", "all"],
-                &["etcd", "local"],
+                &["init", "phase", "certs", "all"][..],
+                &["init", "phase", "kubeconfig", "all"],
+                &["init", "phase", "control-plane", "all"],
+                &["init", "phase", "etcd", "local"],
                 // Run again: the users are found and reused, nothing changes.
-                &["control-plane", "all"],
+                &["init", "phase", "control-plane", "all"],
+                // A renewal rewrites the keys and kubeconfig files and keeps their owners.
+                &["certs", "renew", "all"],
             ] {
-                let mut args = vec!["init", "phase"];
-                args.extend_from_slice(phase);
+                let mut args = phase.to_vec();
                 let cfg = if with_patches {
                     "/cfg-patches.yaml"
                 } else {

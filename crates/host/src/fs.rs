@@ -40,12 +40,24 @@ impl Fs for RealFs {
         let name = name.to_string_lossy();
         remove_stale_temps(dir, |n| n == name);
         let tmp = dir.join(temp_file_name(&name, std::process::id()));
+        // A file replaced keeps its owner, as Go's os.WriteFile into an existing file does (the
+        // RootlessControlPlane gate gives keys and kubeconfig files to the components' users,
+        // and a renewal must not take them back).
+        let owner = fs::symlink_metadata(path)
+            .ok()
+            .filter(|m| m.file_type().is_file())
+            .map(|m| (m.uid(), m.gid()));
         let result = (|| {
             let mut f = fs::OpenOptions::new()
                 .write(true)
                 .create_new(true)
                 .mode(mode)
                 .open(&tmp)?;
+            if let Some((uid, gid)) = owner
+                && (uid, gid) != (f.metadata()?.uid(), f.metadata()?.gid())
+            {
+                std::os::unix::fs::fchown(&f, Some(uid), Some(gid))?;
+            }
             // The umask may have narrowed the mode at creation; set it exactly.
             f.set_permissions(fs::Permissions::from_mode(mode))?;
             f.write_all(contents)?;
@@ -400,6 +412,25 @@ mod tests {
         );
         // Released with its holder.
         RealFs.lock(&path).expect("free again");
+    }
+
+    #[test]
+    fn a_replaced_file_keeps_its_owner() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let p = dir.path().join("apiserver.key");
+        RealFs.write(&p, b"one", 0o600).expect("write");
+        let me = fs::metadata(&p).expect("meta");
+        // As root, a file given to another user; unprivileged, our own IDs stay.
+        let (uid, gid) = if me.uid() == 0 {
+            (101, 102)
+        } else {
+            (me.uid(), me.gid())
+        };
+        std::os::unix::fs::chown(&p, Some(uid), Some(gid)).expect("chown");
+        RealFs.write(&p, b"two", 0o600).expect("rewrite");
+        let m = fs::metadata(&p).expect("meta");
+        assert_eq!((m.uid(), m.gid(), m.mode() & 0o777), (uid, gid, 0o600));
+        assert_eq!(fs::read(&p).expect("read"), b"two");
     }
 
     #[test]
