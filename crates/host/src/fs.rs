@@ -216,16 +216,6 @@ fn lock_file(path: &Path, timeout: std::time::Duration) -> io::Result<FileLock> 
     use nix::fcntl::{FcntlArg, fcntl};
     use nix::libc;
     let shown = path.display().to_string();
-    let file = fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(path)
-        .map_err(|e| {
-            io::Error::new(
-                e.kind(),
-                format!("open {shown}: {}", kubeadm_api::gofmt::io_error(&e)),
-            )
-        })?;
     let want = libc::flock {
         l_type: libc::F_WRLCK as libc::c_short,
         l_whence: libc::SEEK_SET as libc::c_short,
@@ -235,27 +225,44 @@ fn lock_file(path: &Path, timeout: std::time::Duration) -> io::Result<FileLock> 
     };
     let deadline = std::time::Instant::now() + timeout;
     loop {
-        match fcntl(&file, FcntlArg::F_SETLK(&want)) {
-            Ok(_) => break,
-            Err(errno) => {
-                std::thread::sleep(LOCK_RETRY.min(timeout));
-                if std::time::Instant::now() > deadline {
-                    let e = io::Error::from(errno);
-                    return Err(io::Error::new(
-                        io::ErrorKind::WouldBlock,
-                        format!(
-                            "timeout attempting to obtain lock on file {}: {}",
-                            kubeadm_api::gofmt::quote(&shown),
-                            kubeadm_api::gofmt::io_error(&e)
-                        ),
-                    ));
+        let file = fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(path)
+            .map_err(|e| {
+                io::Error::new(
+                    e.kind(),
+                    format!("open {shown}: {}", kubeadm_api::gofmt::io_error(&e)),
+                )
+            })?;
+        loop {
+            match fcntl(&file, FcntlArg::F_SETLK(&want)) {
+                Ok(_) => break,
+                Err(errno) => {
+                    std::thread::sleep(LOCK_RETRY.min(timeout));
+                    if std::time::Instant::now() > deadline {
+                        let e = io::Error::from(errno);
+                        return Err(io::Error::new(
+                            io::ErrorKind::WouldBlock,
+                            format!(
+                                "timeout attempting to obtain lock on file {}: {}",
+                                kubeadm_api::gofmt::quote(&shown),
+                                kubeadm_api::gofmt::io_error(&e)
+                            ),
+                        ));
+                    }
                 }
             }
         }
+        let meta = file.metadata()?;
+        // The holder replaced the file while we waited (a writer that renames, as ours does):
+        // the lock is on a file nobody reads any more; take the new one's.
+        let current = fs::metadata(path).ok().map(|m| (m.dev(), m.ino()));
+        if current == Some((meta.dev(), meta.ino())) {
+            // Closing the file releases the lock.
+            return Ok(FileLock::new(meta.permissions().mode() & 0o7777, Box::new(file)));
+        }
     }
-    let mode = file.metadata()?.permissions().mode() & 0o7777;
-    // Closing the file releases the lock.
-    Ok(FileLock::new(mode, Box::new(file)))
 }
 
 /// What a tree removal left because it is on another file system than the tree.
@@ -431,6 +438,40 @@ mod tests {
         let m = fs::metadata(&p).expect("meta");
         assert_eq!((m.uid(), m.gid(), m.mode() & 0o777), (uid, gid, 0o600));
         assert_eq!(fs::read(&p).expect("read"), b"two");
+    }
+
+    #[test]
+    fn a_file_replaced_while_waiting_is_locked_anew() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("group");
+        fs::write(&path, "root:x:0:\n").expect("write");
+        // The holder replaces the file by a rename, then lets go of the old one.
+        let script = "import fcntl,os,sys,time\nf=open(sys.argv[1],'r+')\nfcntl.lockf(f,fcntl.LOCK_EX)\n\
+print('locked',flush=True)\ntime.sleep(0.5)\nopen(sys.argv[1]+'.new','w').write('new\\n')\n\
+os.rename(sys.argv[1]+'.new',sys.argv[1])\ntime.sleep(0.3)";
+        let mut holder = std::process::Command::new("python3")
+            .args(["-c", script])
+            .arg(&path)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("python3");
+        let mut line = String::new();
+        let out = holder.stdout.take().expect("stdout");
+        std::io::BufRead::read_line(&mut std::io::BufReader::new(out), &mut line).expect("read");
+        assert_eq!(line.trim(), "locked");
+        let held = RealFs.lock(&path).expect("locked after the holder left");
+        assert!(holder.wait().expect("wait").success());
+        // Another process cannot lock the file now at the path: ours holds the new one.
+        let probe = std::process::Command::new("python3")
+            .args([
+                "-c",
+                "import fcntl,sys\nf=open(sys.argv[1],'r+')\ntry:\n  fcntl.lockf(f,fcntl.LOCK_EX|fcntl.LOCK_NB)\nexcept OSError:\n  sys.exit(7)",
+            ])
+            .arg(&path)
+            .status()
+            .expect("python3");
+        assert_eq!(probe.code(), Some(7), "the new file is not locked");
+        drop(held);
     }
 
     #[test]
