@@ -441,6 +441,18 @@ fn prepare_phase(bin: &Path, root: &Path, server: &ApiServer, pin: &str, phase: 
     join(bin, root, &args)
 }
 
+/// `phase` run by upstream in `roots[0]` and by ours in `roots[1]`, each successful.
+fn prepare_in_both(roots: &[tempfile::TempDir; 2], server: &ApiServer, pin: &str, phase: &str) -> Vec<Run> {
+    let runs: Vec<Run> = [&upstream_kubeadm(), &ours()]
+        .iter()
+        .zip(roots)
+        .map(|(bin, root)| prepare_phase(bin, root.path(), server, pin, phase, CERT_KEY))
+        .collect();
+    assert_eq!(runs[0].code, 0, "{phase}: upstream failed: {:#?}", runs[0]);
+    assert_eq!(runs[1].code, 0, "{phase}: ours failed: {:#?}", runs[1]);
+    runs
+}
+
 /// The files a run left under `etc/kubernetes`, text, with each certificate's identity (subject,
 /// SANs, issuer) instead of its bytes and each kubeconfig's client credentials left out (keys,
 /// serials and times differ between runs).
@@ -486,13 +498,7 @@ fn control_plane_prepare_writes_what_upstream_writes() {
     let up = upstream_kubeadm();
     let roots = [node_root(), node_root()];
     for phase in ["download-certs", "certs", "kubeconfig", "control-plane"] {
-        let runs: Vec<Run> = [&up, &ours()]
-            .iter()
-            .zip(&roots)
-            .map(|(bin, root)| prepare_phase(bin, root.path(), &server, &pin, phase, CERT_KEY))
-            .collect();
-        assert_eq!(runs[0].code, 0, "{phase}: upstream failed: {:#?}", runs[0]);
-        assert_eq!(runs[1].code, 0, "{phase}: ours failed: {:#?}", runs[1]);
+        let runs = prepare_in_both(&roots, &server, &pin, phase);
         let mut lines: Vec<Vec<&str>> = runs.iter().map(|r| phase_lines(&r.stdout)).collect();
         if phase == "certs" {
             lines.iter_mut().for_each(|l| l.sort_unstable());
@@ -1140,7 +1146,6 @@ fn dry_run_prints_as_upstream_and_writes_nothing() {
 fn a_rootless_control_plane_joins_as_upstream() {
     use std::os::unix::fs::MetadataExt;
     let (server, pin) = server_with_uploaded_certs_and("featureGates:\n  RootlessControlPlane: true\n");
-    let up = upstream_kubeadm();
     let roots = [node_root(), node_root()];
     for root in &roots {
         std::fs::create_dir_all(root.path().join("etc")).expect("etc");
@@ -1156,13 +1161,7 @@ fn a_rootless_control_plane_joins_as_upstream() {
         .expect("group");
     }
     for phase in ["download-certs", "certs", "kubeconfig", "control-plane"] {
-        let runs: Vec<Run> = [&up, &ours()]
-            .iter()
-            .zip(&roots)
-            .map(|(bin, root)| prepare_phase(bin, root.path(), &server, &pin, phase, CERT_KEY))
-            .collect();
-        assert_eq!(runs[0].code, 0, "{phase}: upstream failed: {:#?}", runs[0]);
-        assert_eq!(runs[1].code, 0, "{phase}: ours failed: {:#?}", runs[1]);
+        let runs = prepare_in_both(&roots, &server, &pin, phase);
         if phase == "control-plane" {
             let lines: Vec<Vec<&str>> = runs.iter().map(|r| phase_lines(&r.stdout)).collect();
             assert!(

@@ -123,6 +123,15 @@ fn compare(
     }
 }
 
+fn assert_none(failures: &[String]) {
+    assert!(
+        failures.is_empty(),
+        "{} differences:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
 /// The lines of a phase's output, without the klog lines that differ in their source name.
 fn lines(out: &str) -> String {
     out.lines()
@@ -193,12 +202,7 @@ fn rootless_phases_write_what_upstream_writes() {
         let sched = &up.1["etc/kubernetes/manifests/kube-scheduler.yaml (text)"];
         assert_eq!(sched.contains("runAsUser: 4242"), with_patches, "{sched}");
     }
-    assert!(
-        failures.is_empty(),
-        "{} differences:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    assert_none(&failures);
 }
 
 #[test]
@@ -294,12 +298,7 @@ fn refusals_match_upstream() {
             assert_eq!(our.3, unchanged, "{case}: ours changed the files");
         }
     }
-    assert!(
-        failures.is_empty(),
-        "{} differences:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    assert_none(&failures);
 }
 
 #[test]
@@ -309,20 +308,8 @@ fn a_held_lock_times_out_as_upstreams() {
     for bin in [upstream_kubeadm(), ours()] {
         let root = new_root(&[("etc/passwd", PASSWD), ("etc/group", GROUP)]);
         let group = root.path().join("etc/group");
-        // Another process holds the fcntl write lock (Python's lockf) for longer than the 5 s tried.
-        let mut holder = std::process::Command::new("python3")
-            .args([
-                "-c",
-                "import fcntl,sys,time\nf=open(sys.argv[1],'r+')\nfcntl.lockf(f,fcntl.LOCK_EX)\nprint('locked',flush=True)\ntime.sleep(30)",
-            ])
-            .arg(&group)
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .expect("python3");
-        let mut line = String::new();
-        let out = holder.stdout.take().expect("stdout");
-        std::io::BufRead::read_line(&mut std::io::BufReader::new(out), &mut line).expect("read");
-        assert_eq!(line.trim(), "locked");
+        // Another process holds the fcntl write lock for longer than the 5 s tried.
+        let mut holder = kubeadm_testkit::rootfs::hold_fcntl_lock(&group, "time.sleep(30)");
         let r = kubeadm(
             &bin,
             root.path(),

@@ -313,15 +313,7 @@ fn validate(users: &[Entry], groups: &[Entry], l: Limits) -> Result<Missing, Str
             users_missing.push(name);
             continue;
         };
-        if user.id < l.min_uid || user.id > l.max_uid {
-            return Err(format!(
-                "UID {} for user {} is outside the system UID range: {} - {}",
-                user.id,
-                q(&user.name),
-                l.min_uid,
-                l.max_uid
-            ));
-        }
+        outside_range("UID", user, l.min_uid, l.max_uid)?;
         if user.shell != NO_SHELL {
             return Err(format!(
                 "user {} has unexpected shell {}; expected {}",
@@ -355,16 +347,8 @@ fn validate(users: &[Entry], groups: &[Entry], l: Limits) -> Result<Missing, Str
             groups_missing.push((name, members));
             continue;
         };
-        if group.id < l.min_gid || group.id > l.max_gid {
-            // Upstream's text says "user" and "UID range" here.
-            return Err(format!(
-                "GID {} for user {} is outside the system UID range: {} - {}",
-                group.id,
-                q(&group.name),
-                l.min_gid,
-                l.max_gid
-            ));
-        }
+        // Upstream's text says "user" and "UID range" for a group too.
+        outside_range("GID", group, l.min_gid, l.max_gid)?;
         let want = members.join(",");
         if want != group.members {
             return Err(format!(
@@ -376,6 +360,18 @@ fn validate(users: &[Entry], groups: &[Entry], l: Limits) -> Result<Missing, Str
         }
     }
     Ok((users_missing, groups_missing))
+}
+
+/// Upstream's refusal of an existing entry whose ID is outside `min..=max`.
+fn outside_range(kind: &str, e: &Entry, min: i64, max: i64) -> Result<(), String> {
+    if e.id < min || e.id > max {
+        return Err(format!(
+            "{kind} {} for user {} is outside the system UID range: {min} - {max}",
+            e.id,
+            kubeadm_api::gofmt::quote(&e.name)
+        ));
+    }
+    Ok(())
 }
 
 /// The `total` lowest IDs in `min..=max` no entry has.

@@ -393,20 +393,8 @@ mod tests {
         let held = RealFs.lock(&path).expect("free");
         assert_eq!(held.mode, 0o644);
         drop(held);
-        // Another process holds an fcntl write lock (Python's lockf is fcntl's F_SETLKW).
-        let mut holder = std::process::Command::new("python3")
-            .args([
-                "-c",
-                "import fcntl,sys,time\nf=open(sys.argv[1],'r+')\nfcntl.lockf(f,fcntl.LOCK_EX)\nprint('locked',flush=True)\ntime.sleep(30)",
-            ])
-            .arg(&path)
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .expect("python3");
-        let mut line = String::new();
-        let out = holder.stdout.take().expect("stdout");
-        std::io::BufRead::read_line(&mut std::io::BufReader::new(out), &mut line).expect("read");
-        assert_eq!(line.trim(), "locked");
+        // Another process holds an fcntl write lock.
+        let mut holder = kubeadm_testkit::rootfs::hold_fcntl_lock(&path, "time.sleep(30)");
         let err = lock_file(&path, std::time::Duration::from_millis(300)).expect_err("held");
         let _ = holder.kill();
         let _ = holder.wait();
@@ -446,19 +434,10 @@ mod tests {
         let path = dir.path().join("group");
         fs::write(&path, "root:x:0:\n").expect("write");
         // The holder replaces the file by a rename, then lets go of the old one.
-        let script = "import fcntl,os,sys,time\nf=open(sys.argv[1],'r+')\nfcntl.lockf(f,fcntl.LOCK_EX)\n\
-print('locked',flush=True)\ntime.sleep(0.5)\nopen(sys.argv[1]+'.new','w').write('new\\n')\n\
-os.rename(sys.argv[1]+'.new',sys.argv[1])\ntime.sleep(0.3)";
-        let mut holder = std::process::Command::new("python3")
-            .args(["-c", script])
-            .arg(&path)
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .expect("python3");
-        let mut line = String::new();
-        let out = holder.stdout.take().expect("stdout");
-        std::io::BufRead::read_line(&mut std::io::BufReader::new(out), &mut line).expect("read");
-        assert_eq!(line.trim(), "locked");
+        let mut holder = kubeadm_testkit::rootfs::hold_fcntl_lock(
+            &path,
+            "time.sleep(0.5)\nopen(sys.argv[1]+'.new','w').write('new\\n')\nos.rename(sys.argv[1]+'.new',sys.argv[1])\ntime.sleep(0.3)",
+        );
         let held = RealFs.lock(&path).expect("locked after the holder left");
         assert!(holder.wait().expect("wait").success());
         // Another process cannot lock the file now at the path: ours holds the new one.

@@ -97,25 +97,9 @@ fn create(data: &mut InitData, component: Component) -> Result<(), PhaseError> {
         component.name()
     ));
     let mut pod = build(data, component);
-    if manifests::rootless::enabled(&data.cfg.cluster) {
-        if data.dry_run {
-            // Upstream's phase creates one component at a time: `[kube-apiserver]`.
-            let name = component.name();
-            for line in crate::users::dry_run_lines("[control-plane]", &format!("[{name}]"), name) {
-                data.say(&line);
-            }
-        } else {
-            crate::users::run_as_non_root(
-                &*data.effects.fs,
-                &*data.effects.reporter,
-                &crate::users::AccountFiles::host(),
-                &data.cfg.cluster,
-                data.external_ca,
-                &mut pod,
-            )
-            .map_err(ControlPlaneError::NonRoot)?;
-        }
-    }
+    // Upstream's phase creates one component at a time: `[kube-apiserver]`.
+    let listed = format!("[{}]", component.name());
+    as_non_root(data, &mut pod, "[control-plane]", &listed).map_err(ControlPlaneError::NonRoot)?;
     write_static_pod(data, pod)
 }
 
@@ -169,17 +153,21 @@ pub(crate) fn write_static_pod(data: &mut InitData, pod: StaticPod) -> Result<()
     Ok(())
 }
 
-/// The `RootlessControlPlane` step of etcd's manifest (upstream's `prepareAndWriteEtcdStaticPod`):
-/// what a dry run would do, or the users, file owners and `pod` made to run as non-root.
-pub(crate) fn etcd_as_non_root(
+/// The `RootlessControlPlane` step of a control-plane or etcd manifest (upstream's
+/// `CreateStaticPodFiles` and `prepareAndWriteEtcdStaticPod`): in a dry run what it would do (the
+/// lines start with `prefix` and name the components as `listed`), otherwise the users, the file
+/// owners and `pod` made to run as non-root. Nothing without the gate.
+pub(crate) fn as_non_root(
     data: &InitData,
     pod: &mut StaticPod,
+    prefix: &str,
+    listed: &str,
 ) -> Result<(), crate::users::NonRootError> {
     if !manifests::rootless::enabled(&data.cfg.cluster) {
         return Ok(());
     }
     if data.dry_run {
-        for line in crate::users::dry_run_lines("[etcd]", "\"etcd\"", "etcd") {
+        for line in crate::users::dry_run_lines(prefix, listed, &pod.name) {
             data.say(&line);
         }
         return Ok(());

@@ -1026,6 +1026,24 @@ tmpfs /var/lib/kubelet/pods/p2/volumes/my\\040vol/sub tmpfs rw 0 0\n";
     );
 }
 
+/// A whole reset of a control-plane node holding `files` whose cluster configuration has the
+/// `RootlessControlPlane` gate; its output is upstream's.
+fn rootless_reset(files: &[(&str, &[u8])]) -> Node {
+    let cfg = cluster_config_from(
+        "apiVersion: kubeadm.k8s.io/v1beta3\nkind: ClusterConfiguration\nfeatureGates:\n  RootlessControlPlane: true\n",
+    );
+    let mut n = node(
+        files,
+        Some(cfg),
+        false,
+        Some(InitSystemKind::Systemd),
+        single_member(),
+    );
+    let out = reset(&mut n);
+    assert_eq!(out, format!("{UPSTREAM_CONTROL_PLANE}{CLEANUP_INSTRUCTIONS}"));
+    n
+}
+
 /// With the `RootlessControlPlane` gate in the cluster's configuration, `cleanup-node` removes the
 /// users and groups kubeadm made (upstream's `RemoveUsersAndGroups`: every line of a managed name,
 /// `/etc/passwd` and `/etc/group` locked), after the configuration directories, printing nothing
@@ -1040,18 +1058,7 @@ alice:x:1000:\n";
     let mut files = CONTROL_PLANE_FILES.to_vec();
     files.push(("/etc/passwd", passwd.as_bytes()));
     files.push(("/etc/group", group.as_bytes()));
-    let cfg = cluster_config_from(
-        "apiVersion: kubeadm.k8s.io/v1beta3\nkind: ClusterConfiguration\nfeatureGates:\n  RootlessControlPlane: true\n",
-    );
-    let mut n = node(
-        &files,
-        Some(cfg),
-        false,
-        Some(InitSystemKind::Systemd),
-        single_member(),
-    );
-    let out = reset(&mut n);
-    assert_eq!(out, format!("{UPSTREAM_CONTROL_PLANE}{CLEANUP_INSTRUCTIONS}"));
+    let n = rootless_reset(&files);
     assert!(n.captured.warnings.lock().expect("warnings").is_empty());
     let log = n.log.lock().expect("log").clone();
     let tail: Vec<&str> = log
@@ -1082,18 +1089,7 @@ alice:x:1000:\n";
 /// Upstream only warns when the users cannot be removed, and reset goes on.
 #[test]
 fn rootless_reset_warns_when_the_files_cannot_be_locked() {
-    let cfg = cluster_config_from(
-        "apiVersion: kubeadm.k8s.io/v1beta3\nkind: ClusterConfiguration\nfeatureGates:\n  RootlessControlPlane: true\n",
-    );
-    let mut n = node(
-        CONTROL_PLANE_FILES,
-        Some(cfg),
-        false,
-        Some(InitSystemKind::Systemd),
-        single_member(),
-    );
-    let out = reset(&mut n);
-    assert_eq!(out, format!("{UPSTREAM_CONTROL_PLANE}{CLEANUP_INSTRUCTIONS}"));
+    let n = rootless_reset(CONTROL_PLANE_FILES);
     assert_eq!(
         *n.captured.warnings.lock().expect("warnings"),
         ["[reset] Failed to remove users and groups: open /etc/passwd: no such file or directory\n"]

@@ -303,12 +303,25 @@ fn upgrade_with(
     runtime: &Runtime,
     out: &Captured,
 ) -> Result<(), String> {
+    upgrade_through(n, kubelet, cfg, patches, runtime, &RealFs, out)
+}
+
+/// [`upgrade_with`] through the file system `fs`.
+fn upgrade_through(
+    n: &Node,
+    kubelet: &Kubelet,
+    cfg: &InitConfig,
+    patches: Option<&kubeadm_core::patches::PatchManager>,
+    runtime: &Runtime,
+    fs: &dyn kubeadm_effects::fs::Fs,
+    out: &Captured,
+) -> Result<(), String> {
     let connector = etcd_connector();
     let keygen = kubeadm_host::keygen::AwsLcKeyGen;
     StaticPodUpgrade {
         cfg,
         kubernetes_dir: n.kubernetes_dir(),
-        fs: &RealFs,
+        fs,
         cluster: kubelet,
         etcd: &connector,
         runtime,
@@ -616,29 +629,8 @@ fn a_rootless_upgrade_runs_the_new_manifests_as_the_kubeadm_users() {
         .insert("RootlessControlPlane".to_string(), true);
     let k = kubelet(&n, true);
     let out = Captured::default();
-    let connector = etcd_connector();
-    let keygen = kubeadm_host::keygen::AwsLcKeyGen;
     let fs = common::RootedFs(root.to_path_buf());
-    StaticPodUpgrade {
-        cfg: &cfg,
-        kubernetes_dir: n.kubernetes_dir(),
-        fs: &fs,
-        cluster: &k,
-        etcd: &connector,
-        runtime: &Runtime::default(),
-        patches: None,
-        facts: &ManifestHostFacts::default(),
-        etcd_upgrade: true,
-        renew_certs: false,
-        keygen: &keygen,
-        timeout: Duration::from_secs(10),
-        now: 1_700_000_000,
-        random: || 42,
-        reporter: &out,
-        patches_announced: Default::default(),
-    }
-    .perform()
-    .expect("upgrade");
+    upgrade_through(&n, &k, &cfg, None, &Runtime::default(), &fs, &out).expect("upgrade");
 
     let passwd = std::fs::read_to_string(root.join("etc/passwd")).expect("passwd");
     let group = std::fs::read_to_string(root.join("etc/group")).expect("group");

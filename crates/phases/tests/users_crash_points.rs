@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
-use kubeadm_core::manifests::{self, Component, ManifestHostFacts};
+use kubeadm_core::manifests::{self, ManifestHostFacts};
 use kubeadm_effects::fs::{FileLock, Fs, PathIoError};
 use kubeadm_phases::users::{AccountFiles, run_as_non_root};
 
@@ -127,18 +127,12 @@ fn run(fs: &Arc<OwnedFs>, crash: &Arc<CrashPoint>) -> Result<(), String> {
     );
     let fs = CrashFs(fs.clone(), crash.clone());
     let out = Captured::default();
-    let mut pods: Vec<_> = Component::ALL
-        .iter()
-        .map(|c| {
-            manifests::control_plane_pod(
-                *c,
-                &cfg.cluster,
-                &cfg.init.local_api_endpoint,
-                &cfg.resolved,
-                &ManifestHostFacts::default(),
-            )
-        })
-        .collect();
+    let mut pods = manifests::control_plane_pods(
+        &cfg.cluster,
+        &cfg.init.local_api_endpoint,
+        &cfg.resolved,
+        &ManifestHostFacts::default(),
+    );
     pods.push(
         manifests::etcd_pod(
             &cfg.cluster,

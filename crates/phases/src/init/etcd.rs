@@ -65,7 +65,8 @@ pub(crate) fn run_local(data: &mut InitData) -> Result<(), PhaseError> {
         &data.cfg.resolved,
     )
     .map_err(EtcdError::from)?;
-    crate::control_plane::etcd_as_non_root(data, &mut pod).map_err(|e| EtcdError::Write(e.to_string()))?;
+    crate::control_plane::as_non_root(data, &mut pod, "[etcd]", "\"etcd\"")
+        .map_err(|e| EtcdError::Write(e.to_string()))?;
     // Upstream wraps whatever CreateLocalEtcdStaticPodManifestFile returns, the patching and
     // the writing included.
     write_static_pod(data, pod).map_err(|e| PhaseError::from(EtcdError::Write(e.to_string())))

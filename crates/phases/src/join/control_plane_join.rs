@@ -189,7 +189,7 @@ fn write_etcd_manifest(cp: &mut InitData, initial: &[EtcdMember], dry_run: bool)
         &cp.cfg.resolved,
     )
     .map_err(JoinEtcdError::from)?;
-    crate::control_plane::etcd_as_non_root(cp, &mut pod).map_err(JoinEtcdError::NonRoot)?;
+    crate::control_plane::as_non_root(cp, &mut pod, "[etcd]", "\"etcd\"").map_err(JoinEtcdError::NonRoot)?;
     write_static_pod(cp, pod)?;
     if dry_run {
         cp.say("[etcd] Would wait for the new etcd member to join the cluster");
