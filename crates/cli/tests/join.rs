@@ -32,11 +32,12 @@ fn ours() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_kubeadm"))
 }
 
-fn init_config(port: u16) -> String {
+fn init_config(port: u16, cluster_extra: &str) -> String {
     let token = format!("bootstrapTokens:\n- token: {TOKEN}\n");
     InitConfig {
         node: CONTROL_PLANE,
         init_extra: &token,
+        cluster_extra,
         ..InitConfig::default()
     }
     .render(port)
@@ -47,9 +48,18 @@ fn init_config(port: u16) -> String {
 /// the controller manager's bootstrap signer would add (no controller manager runs here). Returns
 /// the server and the CA pin upstream prints in its join command.
 fn prepared_server() -> (ApiServer, String) {
+    prepared_server_with("")
+}
+
+/// [`prepared_server`] with `cluster_extra` added to the ClusterConfiguration it uploads.
+fn prepared_server_with(cluster_extra: &str) -> (ApiServer, String) {
     let up = upstream_kubeadm();
     let server = ApiServer::start_with(&up);
-    std::fs::write(server.root().join("init.yaml"), init_config(server.port())).expect("config");
+    std::fs::write(
+        server.root().join("init.yaml"),
+        init_config(server.port(), cluster_extra),
+    )
+    .expect("config");
     server.create_node(CONTROL_PLANE, serde_json::json!({}));
     for phase in [
         &["upload-config", "all"][..],
@@ -386,7 +396,12 @@ const SECOND_IP: &str = "10.0.0.2";
 /// [`prepared_server`] whose shared certificates upstream's `init phase upload-certs` uploaded with
 /// [`CERT_KEY`].
 fn server_with_uploaded_certs() -> (ApiServer, String) {
-    let (server, pin) = prepared_server();
+    server_with_uploaded_certs_and("")
+}
+
+/// [`server_with_uploaded_certs`] whose ClusterConfiguration has `cluster_extra` added.
+fn server_with_uploaded_certs_and(cluster_extra: &str) -> (ApiServer, String) {
+    let (server, pin) = prepared_server_with(cluster_extra);
     let upload = InitConfig {
         node: CONTROL_PLANE,
         init_extra: &format!("certificateKey: {CERT_KEY}\n"),
@@ -424,6 +439,18 @@ fn prepare_phase(bin: &Path, root: &Path, server: &ApiServer, pin: &str, phase: 
         _ => args.extend(["--control-plane", "--apiserver-advertise-address", SECOND_IP]),
     }
     join(bin, root, &args)
+}
+
+/// `phase` run by upstream in `roots[0]` and by ours in `roots[1]`, each successful.
+fn prepare_in_both(roots: &[tempfile::TempDir; 2], server: &ApiServer, pin: &str, phase: &str) -> Vec<Run> {
+    let runs: Vec<Run> = [&upstream_kubeadm(), &ours()]
+        .iter()
+        .zip(roots)
+        .map(|(bin, root)| prepare_phase(bin, root.path(), server, pin, phase, CERT_KEY))
+        .collect();
+    assert_eq!(runs[0].code, 0, "{phase}: upstream failed: {:#?}", runs[0]);
+    assert_eq!(runs[1].code, 0, "{phase}: ours failed: {:#?}", runs[1]);
+    runs
 }
 
 /// The files a run left under `etc/kubernetes`, text, with each certificate's identity (subject,
@@ -471,13 +498,7 @@ fn control_plane_prepare_writes_what_upstream_writes() {
     let up = upstream_kubeadm();
     let roots = [node_root(), node_root()];
     for phase in ["download-certs", "certs", "kubeconfig", "control-plane"] {
-        let runs: Vec<Run> = [&up, &ours()]
-            .iter()
-            .zip(&roots)
-            .map(|(bin, root)| prepare_phase(bin, root.path(), &server, &pin, phase, CERT_KEY))
-            .collect();
-        assert_eq!(runs[0].code, 0, "{phase}: upstream failed: {:#?}", runs[0]);
-        assert_eq!(runs[1].code, 0, "{phase}: ours failed: {:#?}", runs[1]);
+        let runs = prepare_in_both(&roots, &server, &pin, phase);
         let mut lines: Vec<Vec<&str>> = runs.iter().map(|r| phase_lines(&r.stdout)).collect();
         if phase == "certs" {
             lines.iter_mut().for_each(|l| l.sort_unstable());
@@ -1115,4 +1136,60 @@ fn dry_run_prints_as_upstream_and_writes_nothing() {
     }
     let nodes = server.kubectl(&["get", "nodes", "-o", "name"]);
     assert!(!nodes.contains(WORKER), "{nodes}");
+}
+
+/// With the `RootlessControlPlane` gate in the cluster's configuration, `join phase
+/// control-plane-prepare control-plane` next to upstream's, each chrooted into a root with its own
+/// `/etc/passwd` and `/etc/group`: the same output, users and groups, manifests, and owners and
+/// modes of the downloaded and generated keys and kubeconfig files.
+#[test]
+fn a_rootless_control_plane_joins_as_upstream() {
+    use std::os::unix::fs::MetadataExt;
+    let (server, pin) = server_with_uploaded_certs_and("featureGates:\n  RootlessControlPlane: true\n");
+    let roots = [node_root(), node_root()];
+    for root in &roots {
+        std::fs::create_dir_all(root.path().join("etc")).expect("etc");
+        std::fs::write(
+            root.path().join("etc/passwd"),
+            "root:x:0:0:root:/root:/bin/bash\n",
+        )
+        .expect("passwd");
+        std::fs::write(
+            root.path().join("etc/group"),
+            "root:x:0:\nkubeadm-kcm:x:300:kubeadm-kcm\n",
+        )
+        .expect("group");
+    }
+    for phase in ["download-certs", "certs", "kubeconfig", "control-plane"] {
+        let runs = prepare_in_both(&roots, &server, &pin, phase);
+        if phase == "control-plane" {
+            let lines: Vec<Vec<&str>> = runs.iter().map(|r| phase_lines(&r.stdout)).collect();
+            assert!(
+                lines[0] == lines[1],
+                "{phase} stdout:\n{}",
+                diff(&lines[0].join("\n"), &lines[1].join("\n"))
+            );
+        }
+    }
+    let state = |root: &Path| -> Vec<String> {
+        let mut out: Vec<String> = ["etc/passwd", "etc/group"]
+            .iter()
+            .map(|f| std::fs::read_to_string(root.join(f)).expect("read"))
+            .collect();
+        for (path, (_, bytes)) in kubeadm_testkit::rootfs::tree(root, &["etc/kubernetes"]) {
+            let m = std::fs::metadata(root.join(&path)).expect("stat");
+            out.push(format!("{path} {}:{} {:o}", m.uid(), m.gid(), m.mode() & 0o7777));
+            if path.contains("/manifests/") {
+                out.push(String::from_utf8_lossy(&bytes).into_owned());
+            }
+        }
+        out
+    };
+    let (a, b) = (state(roots[0].path()), state(roots[1].path()));
+    assert!(a[0].contains("kubeadm-kcm:x:"), "{}", a[0]);
+    assert!(
+        a.iter().any(|l| l.starts_with("etc/kubernetes/pki/sa.key 0:")),
+        "{a:#?}"
+    );
+    assert!(a == b, "{}", diff(&a.join("\n"), &b.join("\n")));
 }

@@ -19,3 +19,4 @@ pub mod patches;
 pub mod pki;
 pub mod unified_diff;
 pub mod upgrade;
+pub mod users;

@@ -78,6 +78,72 @@ pub trait Fs: Send + Sync {
         let _ = dir;
         Ok(Vec::new())
     }
+
+    /// Opens an existing file for writing and takes an exclusive `fcntl` write lock on it, as
+    /// upstream's `openFileWithLock` does for `/etc/passwd` and `/etc/group` (tried every 200 ms for
+    /// 5 s, then `timeout attempting to obtain lock on file "<path>": <errno>`; an open that fails
+    /// says `open <path>: <errno>`). The lock is held until the returned guard is dropped.
+    /// Default: unsupported.
+    fn lock(&self, path: &Path) -> io::Result<FileLock> {
+        Err(unsupported("lock", path))
+    }
+
+    /// Changes the owner of a file or directory (`chown(2)`, following a symbolic link).
+    /// Default: unsupported.
+    fn chown(&self, path: &Path, uid: u32, gid: u32) -> io::Result<()> {
+        let _ = (uid, gid);
+        Err(unsupported("chown", path))
+    }
+
+    /// Changes the permissions of a file or directory (`chmod(2)`). Default: unsupported.
+    fn chmod(&self, path: &Path, mode: u32) -> io::Result<()> {
+        let _ = mode;
+        Err(unsupported("chmod", path))
+    }
+
+    /// Changes the owner of `path` and of everything below it (`chown -R`), without following a
+    /// symbolic link below it; the error names the path that failed. Default: unsupported.
+    fn chown_tree(&self, path: &Path, uid: u32, gid: u32) -> Result<(), PathIoError> {
+        let _ = (uid, gid);
+        Err(PathIoError {
+            path: path.to_path_buf(),
+            source: unsupported("chown_tree", path),
+        })
+    }
+}
+
+/// An exclusive lock on a file, released when dropped ([`Fs::lock`]).
+pub struct FileLock {
+    /// The file's permission bits when it was locked (kept by a rewrite).
+    pub mode: u32,
+    /// The open, locked file (whatever the implementation holds).
+    _held: Box<dyn Send + Sync>,
+}
+
+impl FileLock {
+    /// A lock on a file of `mode`, held as long as `held` lives.
+    pub fn new(mode: u32, held: Box<dyn Send + Sync>) -> FileLock {
+        FileLock { mode, _held: held }
+    }
+}
+
+impl std::fmt::Debug for FileLock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FileLock")
+            .field("mode", &self.mode)
+            .finish_non_exhaustive()
+    }
+}
+
+/// An I/O error and the path it happened on.
+#[derive(Debug, thiserror::Error)]
+#[error("{}: {source}", path.display())]
+pub struct PathIoError {
+    /// The path.
+    pub path: PathBuf,
+    /// The error.
+    #[source]
+    pub source: io::Error,
 }
 
 /// The file a write's temporary file stands for and the process that made it: `.<name>.tmp-<pid>`
@@ -135,6 +201,18 @@ impl<F: Fs + ?Sized> Fs for std::sync::Arc<F> {
     }
     fn remove_stale_temp_files(&self, dir: &Path) -> io::Result<Vec<PathBuf>> {
         (**self).remove_stale_temp_files(dir)
+    }
+    fn lock(&self, path: &Path) -> io::Result<FileLock> {
+        (**self).lock(path)
+    }
+    fn chown(&self, path: &Path, uid: u32, gid: u32) -> io::Result<()> {
+        (**self).chown(path, uid, gid)
+    }
+    fn chmod(&self, path: &Path, mode: u32) -> io::Result<()> {
+        (**self).chmod(path, mode)
+    }
+    fn chown_tree(&self, path: &Path, uid: u32, gid: u32) -> Result<(), PathIoError> {
+        (**self).chown_tree(path, uid, gid)
     }
 }
 

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 use std::os::unix::fs::MetadataExt;
 
-use kubeadm_effects::fs::{Fs, temp_file_name, temp_file_owner};
+use kubeadm_effects::fs::{FileLock, Fs, PathIoError, temp_file_name, temp_file_owner};
 
 /// The host's file system.
 #[derive(Debug, Default, Clone, Copy)]
@@ -40,12 +40,24 @@ impl Fs for RealFs {
         let name = name.to_string_lossy();
         remove_stale_temps(dir, |n| n == name);
         let tmp = dir.join(temp_file_name(&name, std::process::id()));
+        // A file replaced keeps its owner, as Go's os.WriteFile into an existing file does (the
+        // RootlessControlPlane gate gives keys and kubeconfig files to the components' users,
+        // and a renewal must not take them back).
+        let owner = fs::symlink_metadata(path)
+            .ok()
+            .filter(|m| m.file_type().is_file())
+            .map(|m| (m.uid(), m.gid()));
         let result = (|| {
             let mut f = fs::OpenOptions::new()
                 .write(true)
                 .create_new(true)
                 .mode(mode)
                 .open(&tmp)?;
+            if let Some((uid, gid)) = owner
+                && (uid, gid) != (f.metadata()?.uid(), f.metadata()?.gid())
+            {
+                std::os::unix::fs::fchown(&f, Some(uid), Some(gid))?;
+            }
             // The umask may have narrowed the mode at creation; set it exactly.
             f.set_permissions(fs::Permissions::from_mode(mode))?;
             f.write_all(contents)?;
@@ -135,6 +147,43 @@ impl Fs for RealFs {
         fs::File::open(dir)?.sync_all()
     }
 
+    fn lock(&self, path: &Path) -> io::Result<FileLock> {
+        lock_file(path, LOCK_TIMEOUT)
+    }
+
+    fn chown(&self, path: &Path, uid: u32, gid: u32) -> io::Result<()> {
+        std::os::unix::fs::chown(path, Some(uid), Some(gid))
+    }
+
+    fn chmod(&self, path: &Path, mode: u32) -> io::Result<()> {
+        fs::set_permissions(path, fs::Permissions::from_mode(mode))
+    }
+
+    fn chown_tree(&self, path: &Path, uid: u32, gid: u32) -> Result<(), PathIoError> {
+        // The top follows a symbolic link, as Go's os.Chown of the walk's root does.
+        std::os::unix::fs::chown(path, Some(uid), Some(gid)).map_err(at(path))?;
+        if !fs::metadata(path).map_err(at(path))?.is_dir() {
+            return Ok(());
+        }
+        let mut pending = vec![path.to_path_buf()];
+        while let Some(dir) = pending.pop() {
+            let mut entries = fs::read_dir(&dir)
+                .map_err(at(&dir))?
+                .map(|e| e.map(|e| e.path()))
+                .collect::<io::Result<Vec<_>>>()
+                .map_err(at(&dir))?;
+            entries.sort();
+            for p in entries {
+                // Below the top, a link is changed itself, never what it points to.
+                std::os::unix::fs::lchown(&p, Some(uid), Some(gid)).map_err(at(&p))?;
+                if fs::symlink_metadata(&p).map_err(at(&p))?.is_dir() {
+                    pending.push(p);
+                }
+            }
+        }
+        Ok(())
+    }
+
     fn remove_stale_temp_files(&self, dir: &Path) -> io::Result<Vec<PathBuf>> {
         let meta = match fs::symlink_metadata(dir) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -145,6 +194,74 @@ impl Fs for RealFs {
             stale_temps_below(dir, meta.dev(), &mut removed)?;
         }
         Ok(removed)
+    }
+}
+
+/// The error of an operation on `path`.
+fn at(path: &Path) -> impl FnOnce(io::Error) -> PathIoError + '_ {
+    move |source| PathIoError {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// How long [`Fs::lock`] tries (upstream's `openFileWithLock`: 5 s, every 200 ms).
+const LOCK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+const LOCK_RETRY: std::time::Duration = std::time::Duration::from_millis(200);
+
+/// Opens `path` read-write and takes an exclusive `fcntl` write lock on the whole file (the lock
+/// upstream kubeadm takes on `/etc/passwd` and `/etc/group`, so two runs never interleave); errors
+/// in upstream's words.
+fn lock_file(path: &Path, timeout: std::time::Duration) -> io::Result<FileLock> {
+    use nix::fcntl::{FcntlArg, fcntl};
+    use nix::libc;
+    let shown = path.display().to_string();
+    let want = libc::flock {
+        l_type: libc::F_WRLCK as libc::c_short,
+        l_whence: libc::SEEK_SET as libc::c_short,
+        l_start: 0,
+        l_len: 0,
+        l_pid: 0,
+    };
+    let deadline = std::time::Instant::now() + timeout;
+    loop {
+        let file = fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(path)
+            .map_err(|e| {
+                io::Error::new(
+                    e.kind(),
+                    format!("open {shown}: {}", kubeadm_api::gofmt::io_error(&e)),
+                )
+            })?;
+        loop {
+            match fcntl(&file, FcntlArg::F_SETLK(&want)) {
+                Ok(_) => break,
+                Err(errno) => {
+                    std::thread::sleep(LOCK_RETRY.min(timeout));
+                    if std::time::Instant::now() > deadline {
+                        let e = io::Error::from(errno);
+                        return Err(io::Error::new(
+                            io::ErrorKind::WouldBlock,
+                            format!(
+                                "timeout attempting to obtain lock on file {}: {}",
+                                kubeadm_api::gofmt::quote(&shown),
+                                kubeadm_api::gofmt::io_error(&e)
+                            ),
+                        ));
+                    }
+                }
+            }
+        }
+        let meta = file.metadata()?;
+        // The holder replaced the file while we waited (a writer that renames, as ours does):
+        // the lock is on a file nobody reads any more; take the new one's.
+        let current = fs::metadata(path).ok().map(|m| (m.dev(), m.ino()));
+        if current == Some((meta.dev(), meta.ino())) {
+            // Closing the file releases the lock.
+            return Ok(FileLock::new(meta.permissions().mode() & 0o7777, Box::new(file)));
+        }
     }
 }
 
@@ -266,6 +383,116 @@ fn copy_tree(from: &Path, to: &Path) -> io::Result<()> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_lock_held_by_another_process_times_out_in_upstreams_words() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("passwd");
+        fs::write(&path, "root:x:0:0:::/bin/sh\n").expect("write");
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o644)).expect("chmod");
+        let held = RealFs.lock(&path).expect("free");
+        assert_eq!(held.mode, 0o644);
+        drop(held);
+        // Another process holds an fcntl write lock.
+        let mut holder = kubeadm_testkit::rootfs::hold_fcntl_lock(&path, "time.sleep(30)");
+        let err = lock_file(&path, std::time::Duration::from_millis(300)).expect_err("held");
+        let _ = holder.kill();
+        let _ = holder.wait();
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "timeout attempting to obtain lock on file {:?}: resource temporarily unavailable",
+                path.display().to_string()
+            )
+        );
+        // Released with its holder.
+        RealFs.lock(&path).expect("free again");
+    }
+
+    #[test]
+    fn a_replaced_file_keeps_its_owner() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let p = dir.path().join("apiserver.key");
+        RealFs.write(&p, b"one", 0o600).expect("write");
+        let me = fs::metadata(&p).expect("meta");
+        // As root, a file given to another user; unprivileged, our own IDs stay.
+        let (uid, gid) = if me.uid() == 0 {
+            (101, 102)
+        } else {
+            (me.uid(), me.gid())
+        };
+        std::os::unix::fs::chown(&p, Some(uid), Some(gid)).expect("chown");
+        RealFs.write(&p, b"two", 0o600).expect("rewrite");
+        let m = fs::metadata(&p).expect("meta");
+        assert_eq!((m.uid(), m.gid(), m.mode() & 0o777), (uid, gid, 0o600));
+        assert_eq!(fs::read(&p).expect("read"), b"two");
+    }
+
+    #[test]
+    fn a_file_replaced_while_waiting_is_locked_anew() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("group");
+        fs::write(&path, "root:x:0:\n").expect("write");
+        // The holder replaces the file by a rename, then lets go of the old one.
+        let mut holder = kubeadm_testkit::rootfs::hold_fcntl_lock(
+            &path,
+            "time.sleep(0.5)\nopen(sys.argv[1]+'.new','w').write('new\\n')\nos.rename(sys.argv[1]+'.new',sys.argv[1])\ntime.sleep(0.3)",
+        );
+        let held = RealFs.lock(&path).expect("locked after the holder left");
+        assert!(holder.wait().expect("wait").success());
+        // Another process cannot lock the file now at the path: ours holds the new one.
+        let probe = std::process::Command::new("python3")
+            .args([
+                "-c",
+                "import fcntl,sys\nf=open(sys.argv[1],'r+')\ntry:\n  fcntl.lockf(f,fcntl.LOCK_EX|fcntl.LOCK_NB)\nexcept OSError:\n  sys.exit(7)",
+            ])
+            .arg(&path)
+            .status()
+            .expect("python3");
+        assert_eq!(probe.code(), Some(7), "the new file is not locked");
+        drop(held);
+    }
+
+    #[test]
+    fn locking_a_missing_file_says_open_failed() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("group");
+        let err = RealFs.lock(&path).expect_err("missing");
+        assert_eq!(
+            err.to_string(),
+            format!("open {}: no such file or directory", path.display())
+        );
+    }
+
+    #[test]
+    fn chown_tree_changes_everything_below_without_following_links() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let outside = dir.path().join("outside");
+        fs::write(&outside, "x").expect("write");
+        let top = dir.path().join("etcd");
+        fs::create_dir_all(top.join("member/snap")).expect("mkdir");
+        fs::write(top.join("member/snap/db"), "x").expect("write");
+        std::os::unix::fs::symlink(&outside, top.join("link")).expect("symlink");
+        let me = nix::unistd::getuid().as_raw();
+        let group = nix::unistd::getgid().as_raw();
+        // Our own IDs (works unprivileged); a root run would use others.
+        let (uid, gid) = if me == 0 { (1234, 5678) } else { (me, group) };
+        RealFs.chown_tree(&top, uid, gid).expect("chown");
+        for p in ["", "member", "member/snap", "member/snap/db"] {
+            let m = fs::metadata(top.join(p)).expect("stat");
+            assert_eq!((m.uid(), m.gid()), (uid, gid), "{p}");
+        }
+        let link = fs::symlink_metadata(top.join("link")).expect("lstat");
+        assert_eq!((link.uid(), link.gid()), (uid, gid));
+        if me == 0 {
+            let o = fs::metadata(&outside).expect("stat");
+            assert_eq!((o.uid(), o.gid()), (0, 0), "followed the link");
+        }
+        let err = RealFs
+            .chown_tree(&dir.path().join("none"), uid, gid)
+            .expect_err("missing");
+        assert_eq!(err.path, dir.path().join("none"));
+    }
     use super::*;
 
     /// The temporary file a write by process `pid` makes for `name`.

@@ -66,9 +66,9 @@ pub(crate) fn run_scheduler(data: &mut InitData) -> Result<(), PhaseError> {
 /// Why a control-plane manifest could not be written.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum ControlPlaneError {
-    /// The RootlessControlPlane feature gate needs users and groups we do not create yet.
-    #[error("the RootlessControlPlane feature gate is not implemented yet in kubeadm-rs")]
-    Rootless,
+    /// The `RootlessControlPlane` users, groups or file owners could not be set up.
+    #[error(transparent)]
+    NonRoot(crate::users::NonRootError),
     /// A patch could not be applied.
     #[error("failed to patch static Pod manifest file for {component:?}: {}", .source.detailed())]
     Patch {
@@ -96,10 +96,10 @@ fn create(data: &mut InitData, component: Component) -> Result<(), PhaseError> {
         "[control-plane] Creating static Pod manifest for {:?}",
         component.name()
     ));
-    if manifests::rootless::enabled(&data.cfg.cluster) {
-        return Err(ControlPlaneError::Rootless.into());
-    }
-    let pod = build(data, component);
+    let mut pod = build(data, component);
+    // Upstream's phase creates one component at a time: `[kube-apiserver]`.
+    let listed = format!("[{}]", component.name());
+    as_non_root(data, &mut pod, "[control-plane]", &listed).map_err(ControlPlaneError::NonRoot)?;
     write_static_pod(data, pod)
 }
 
@@ -151,4 +151,33 @@ pub(crate) fn write_static_pod(data: &mut InitData, pod: StaticPod) -> Result<()
         ),
     );
     Ok(())
+}
+
+/// The `RootlessControlPlane` step of a control-plane or etcd manifest (upstream's
+/// `CreateStaticPodFiles` and `prepareAndWriteEtcdStaticPod`): in a dry run what it would do (the
+/// lines start with `prefix` and name the components as `listed`), otherwise the users, the file
+/// owners and `pod` made to run as non-root. Nothing without the gate.
+pub(crate) fn as_non_root(
+    data: &InitData,
+    pod: &mut StaticPod,
+    prefix: &str,
+    listed: &str,
+) -> Result<(), crate::users::NonRootError> {
+    if !manifests::rootless::enabled(&data.cfg.cluster) {
+        return Ok(());
+    }
+    if data.dry_run {
+        for line in crate::users::dry_run_lines(prefix, listed, &pod.name) {
+            data.say(&line);
+        }
+        return Ok(());
+    }
+    crate::users::run_as_non_root(
+        &*data.effects.fs,
+        &*data.effects.reporter,
+        &crate::users::AccountFiles::host(),
+        &data.cfg.cluster,
+        data.external_ca,
+        pod,
+    )
 }

@@ -39,6 +39,7 @@ pub mod renewal;
 pub mod reset;
 pub mod upgrade;
 pub(crate) mod upload_config;
+pub mod users;
 
 pub use certs::{ExternalCaCheck, detect_external_ca, external_ca_check};
 pub use config_from_cluster::{FetchError, fetch_new_node_config, log_config_warnings};

@@ -263,3 +263,28 @@ fn an_external_etcd_gets_no_member() {
             .is_err()
     );
 }
+
+/// With the `RootlessControlPlane` gate, a dry run says what it would do for etcd's user (upstream's
+/// `prepareAndWriteEtcdStaticPod` lines) and writes the manifest as root would run it.
+#[test]
+fn a_rootless_dry_run_says_it_would_make_the_etcd_user() {
+    let mut r = join("default.yaml", None, true);
+    if let Some(cp) = r.data.control_plane.as_mut() {
+        cp.cfg
+            .cluster
+            .feature_gates
+            .insert("RootlessControlPlane".to_string(), true);
+    }
+    run(&mut r, "control-plane-join/etcd").expect("etcd");
+    assert!(!manifest(&r).contains("runAsUser"));
+    assert_eq!(
+        output(&r),
+        "[control-plane-join] Would ensure that \"/var/lib/etcd\" directory is present
+[etcd] Would add etcd member: https://192.0.2.3:2380
+[etcd] Creating static Pod manifest for \"etcd\"
+[etcd] Would create users and groups for \"etcd\" to run as non-root
+[etcd] Would update static pod manifest for \"etcd\" to run run as non-root
+[etcd] Would wait for the new etcd member to join the cluster
+"
+    );
+}

@@ -25,7 +25,7 @@ use kubeadm_effects::cri::{
     CriError, Image, PodSandbox, Runtime, RuntimeStatus, RuntimeVersion, SandboxState,
 };
 use kubeadm_effects::etcd::{Etcd, Member};
-use kubeadm_effects::fs::Fs;
+use kubeadm_effects::fs::{FileLock, Fs};
 use kubeadm_effects::init_system::{InitSystem, InitSystemKind, ServiceError};
 use kubeadm_effects::report::{Reporter, Severity};
 use kubeadm_phases::ResetData;
@@ -109,6 +109,17 @@ impl Fs for MemFs {
             .expect("fs")
             .retain(|p, _| !p.starts_with(path));
         Ok(())
+    }
+    /// Logged; held by nobody else (a missing file fails as an open would).
+    fn lock(&self, path: &Path) -> io::Result<FileLock> {
+        push(&self.log, format!("lock {}", path.display()));
+        if !self.exists(path) {
+            return Err(io::Error::other(format!(
+                "open {}: no such file or directory",
+                path.display()
+            )));
+        }
+        Ok(FileLock::new(0o644, Box::new(())))
     }
     fn canonicalize(&self, path: &Path) -> io::Result<PathBuf> {
         if self.exists(path) {
@@ -241,6 +252,11 @@ impl Reporter for Shared {
 
 /// The golden default configuration on node1 at 192.0.2.2 (what the cluster hands back).
 fn cluster_config() -> InitConfig {
+    cluster_config_from("apiVersion: kubeadm.k8s.io/v1beta3\nkind: ClusterConfiguration\n")
+}
+
+/// The configuration of `yaml` on node1 at 192.0.2.2.
+fn cluster_config_from(yaml: &str) -> InitConfig {
     let host = HostFacts {
         hostname: "node1".to_string(),
         default_route_ipv4: Some("192.0.2.2".parse().expect("ip")),
@@ -252,12 +268,7 @@ fn cluster_config() -> InitConfig {
         new_token: &mut new_token,
         fetch_version: &kubeadm_api::version::offline,
     };
-    load_init_config(
-        "kubeadm.yaml",
-        "apiVersion: kubeadm.k8s.io/v1beta3\nkind: ClusterConfiguration\n",
-        &mut inputs,
-    )
-    .expect("config")
+    load_init_config("kubeadm.yaml", yaml, &mut inputs).expect("config")
 }
 
 struct Node {
@@ -1012,5 +1023,75 @@ tmpfs /var/lib/kubelet/pods/p2/volumes/my\\040vol/sub tmpfs rw 0 0\n";
             "[reset] Failed to unmount mounted directory in /var/lib/kubelet/: /var/lib/kubelet/pods/p1/volumes/kubernetes.io~nfs/shared",
             "[reset] Not deleting \"/var/lib/kubelet/pods/p1/volumes/kubernetes.io~nfs/shared\" or anything in it: it is still a mount point",
         ]
+    );
+}
+
+/// A whole reset of a control-plane node holding `files` whose cluster configuration has the
+/// `RootlessControlPlane` gate; its output is upstream's.
+fn rootless_reset(files: &[(&str, &[u8])]) -> Node {
+    let cfg = cluster_config_from(
+        "apiVersion: kubeadm.k8s.io/v1beta3\nkind: ClusterConfiguration\nfeatureGates:\n  RootlessControlPlane: true\n",
+    );
+    let mut n = node(
+        files,
+        Some(cfg),
+        false,
+        Some(InitSystemKind::Systemd),
+        single_member(),
+    );
+    let out = reset(&mut n);
+    assert_eq!(out, format!("{UPSTREAM_CONTROL_PLANE}{CLEANUP_INSTRUCTIONS}"));
+    n
+}
+
+/// With the `RootlessControlPlane` gate in the cluster's configuration, `cleanup-node` removes the
+/// users and groups kubeadm made (upstream's `RemoveUsersAndGroups`: every line of a managed name,
+/// `/etc/passwd` and `/etc/group` locked), after the configuration directories, printing nothing
+/// more than upstream's lines; other users and groups stay.
+#[test]
+fn rootless_reset_removes_the_managed_users_and_groups() {
+    let passwd = "root:x:0:0:::/bin/sh\nkubeadm-etcd:x:101:101:::/bin/false\nalice:x:1000:1000:::/bin/sh\n\
+kubeadm-kas:x:102:102:::/bin/false\nkubeadm-kcm:x:103:103:::/bin/false\nkubeadm-ks:x:104:104:::/bin/false\n";
+    let group = "root:x:0:\nkubeadm-etcd:x:101:kubeadm-etcd\nkubeadm-kas:x:102:kubeadm-kas\n\
+kubeadm-kcm:x:103:kubeadm-kcm\nkubeadm-ks:x:104:kubeadm-ks\nkubeadm-sa-key-readers:x:105:kubeadm-kas,kubeadm-kcm\n\
+alice:x:1000:\n";
+    let mut files = CONTROL_PLANE_FILES.to_vec();
+    files.push(("/etc/passwd", passwd.as_bytes()));
+    files.push(("/etc/group", group.as_bytes()));
+    let n = rootless_reset(&files);
+    assert!(n.captured.warnings.lock().expect("warnings").is_empty());
+    let log = n.log.lock().expect("log").clone();
+    let tail: Vec<&str> = log
+        .iter()
+        .map(String::as_str)
+        .skip_while(|l| !l.starts_with("lock"))
+        .collect();
+    assert_eq!(
+        tail,
+        [
+            "lock /etc/passwd",
+            "lock /etc/group",
+            "write /etc/passwd",
+            "write /etc/group",
+            "rm -r /var/lib/kubelet/config.yaml",
+            "rm -r /var/lib/kubelet/pods",
+        ]
+    );
+    let fs = &n.data.effects.fs;
+    let text = |p: &str| String::from_utf8(fs.read(Path::new(p)).expect("read")).expect("utf8");
+    assert_eq!(
+        text("/etc/passwd"),
+        "root:x:0:0:::/bin/sh\nalice:x:1000:1000:::/bin/sh\n"
+    );
+    assert_eq!(text("/etc/group"), "root:x:0:\nalice:x:1000:\n");
+}
+
+/// Upstream only warns when the users cannot be removed, and reset goes on.
+#[test]
+fn rootless_reset_warns_when_the_files_cannot_be_locked() {
+    let n = rootless_reset(CONTROL_PLANE_FILES);
+    assert_eq!(
+        *n.captured.warnings.lock().expect("warnings"),
+        ["[reset] Failed to remove users and groups: open /etc/passwd: no such file or directory\n"]
     );
 }

@@ -303,12 +303,25 @@ fn upgrade_with(
     runtime: &Runtime,
     out: &Captured,
 ) -> Result<(), String> {
+    upgrade_through(n, kubelet, cfg, patches, runtime, &RealFs, out)
+}
+
+/// [`upgrade_with`] through the file system `fs`.
+fn upgrade_through(
+    n: &Node,
+    kubelet: &Kubelet,
+    cfg: &InitConfig,
+    patches: Option<&kubeadm_core::patches::PatchManager>,
+    runtime: &Runtime,
+    fs: &dyn kubeadm_effects::fs::Fs,
+    out: &Captured,
+) -> Result<(), String> {
     let connector = etcd_connector();
     let keygen = kubeadm_host::keygen::AwsLcKeyGen;
     StaticPodUpgrade {
         cfg,
         kubernetes_dir: n.kubernetes_dir(),
-        fs: &RealFs,
+        fs,
         cluster: kubelet,
         etcd: &connector,
         runtime,
@@ -571,4 +584,100 @@ fn an_upgrade_killed_at_any_file_change_finishes_when_run_again() {
         points - failures.len()
     );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// With the `RootlessControlPlane` gate in the configuration upgraded to, the new manifests run as
+/// the kubeadm users (created in the node's `/etc/passwd` and `/etc/group`), and the files each
+/// component reads change owner and mode, as upstream's `CreateStaticPodFiles` and
+/// `prepareAndWriteEtcdStaticPod` do during the upgrade. The node's fixed paths (the account
+/// files, `/etc/kubernetes/pki`, the kubeconfig files) are taken below its temporary root.
+#[test]
+fn a_rootless_upgrade_runs_the_new_manifests_as_the_kubeadm_users() {
+    use std::os::unix::fs::MetadataExt;
+    assert!(
+        kubeadm_testkit::rootfs::is_root(),
+        "this test changes file owners and must run as root"
+    );
+    let n = node("v1.25.15");
+    let root = n.dir.path();
+    let put = |rel: &str, text: &str| {
+        let p = root.join(rel);
+        std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+        std::fs::write(p, text).expect("write");
+    };
+    put("etc/passwd", "root:x:0:0:root:/root:/bin/bash\n");
+    put("etc/group", "root:x:0:\n");
+    let owned = [
+        "etc/kubernetes/pki/sa.pub",
+        "etc/kubernetes/pki/sa.key",
+        "etc/kubernetes/pki/apiserver.key",
+        "etc/kubernetes/pki/apiserver-kubelet-client.key",
+        "etc/kubernetes/pki/front-proxy-client.key",
+        "etc/kubernetes/pki/apiserver-etcd-client.key",
+        "etc/kubernetes/pki/ca.key",
+        "etc/kubernetes/pki/etcd/server.key",
+        "etc/kubernetes/pki/etcd/peer.key",
+        "etc/kubernetes/controller-manager.conf",
+        "etc/kubernetes/scheduler.conf",
+    ];
+    for f in owned {
+        put(f, "x");
+    }
+    let mut cfg = config("v1.25.16", &n.data_dir);
+    cfg.cluster
+        .feature_gates
+        .insert("RootlessControlPlane".to_string(), true);
+    let k = kubelet(&n, true);
+    let out = Captured::default();
+    let fs = common::RootedFs(root.to_path_buf());
+    upgrade_through(&n, &k, &cfg, None, &Runtime::default(), &fs, &out).expect("upgrade");
+
+    let passwd = std::fs::read_to_string(root.join("etc/passwd")).expect("passwd");
+    let group = std::fs::read_to_string(root.join("etc/group")).expect("group");
+    assert_eq!(
+        passwd,
+        "root:x:0:0:root:/root:/bin/bash\nkubeadm-etcd:x:100:100:::/bin/false\nkubeadm-kas:x:101:101:::/bin/false\n\
+         kubeadm-kcm:x:102:102:::/bin/false\nkubeadm-ks:x:103:103:::/bin/false\n"
+    );
+    assert!(
+        group.ends_with("kubeadm-sa-key-readers:x:104:kubeadm-kas,kubeadm-kcm\n"),
+        "{group}"
+    );
+    let ids = |user, group| manifests::rootless::NonRootIds {
+        user,
+        group: user,
+        sa_key_readers_group: group,
+    };
+    for (c, id) in [
+        (Component::ApiServer, 101),
+        (Component::ControllerManager, 102),
+        (Component::Scheduler, 103),
+    ] {
+        let mut pod = manifests::control_plane_pod(
+            c,
+            &cfg.cluster,
+            &cfg.init.local_api_endpoint,
+            &cfg.resolved,
+            &ManifestHostFacts::default(),
+        );
+        manifests::rootless::run_as_non_root(&mut pod, ids(id, 104), &cfg.cluster, false);
+        assert_eq!(n.manifest(c.name()), pod.to_yaml(), "{}", c.name());
+    }
+    let etcd = n.manifest("etcd");
+    assert!(etcd.contains("runAsUser: 100"), "{etcd}");
+    let owner = |rel: &str| {
+        let m = std::fs::metadata(root.join(rel)).expect("stat");
+        (m.uid(), m.gid(), m.mode() & 0o777)
+    };
+    assert_eq!(owner("etc/kubernetes/pki/sa.key"), (0, 104, 0o640));
+    assert_eq!(owner("etc/kubernetes/pki/sa.pub"), (101, 101, 0o600));
+    assert_eq!(owner("etc/kubernetes/pki/ca.key"), (102, 102, 0o600));
+    assert_eq!(owner("etc/kubernetes/scheduler.conf"), (103, 103, 0o600));
+    assert_eq!(owner("etc/kubernetes/pki/etcd/peer.key"), (100, 100, 0o600));
+    let db = std::fs::metadata(n.data_dir.join("member/snap/db")).expect("db");
+    assert_eq!(
+        (db.uid(), db.gid()),
+        (100, 100),
+        "etcd's data directory, all of it"
+    );
 }

@@ -59,3 +59,23 @@ pub fn init_phase(kubeadm: &Path, root: &Path, phase: &[&str], config: &str) -> 
     );
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
+
+/// Another process holding an `fcntl` write lock on `path` (the lock kubeadm takes on
+/// `/etc/passwd` and `/etc/group`), taken with Python's `lockf`; once it holds the lock it runs
+/// the Python statements `then` (`f` is the open file), then exits. Returns when the lock is held.
+pub fn hold_fcntl_lock(path: &Path, then: &str) -> std::process::Child {
+    let script = format!(
+        "import fcntl,os,sys,time\nf=open(sys.argv[1],'r+')\nfcntl.lockf(f,fcntl.LOCK_EX)\nprint('locked',flush=True)\n{then}\n"
+    );
+    let mut holder = Command::new("python3")
+        .args(["-c", &script])
+        .arg(path)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("run python3");
+    let mut line = String::new();
+    let out = holder.stdout.take().expect("stdout");
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(out), &mut line).expect("read");
+    assert_eq!(line.trim(), "locked", "the lock holder did not start");
+    holder
+}

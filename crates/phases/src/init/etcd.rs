@@ -26,9 +26,6 @@ pub(crate) enum EtcdError {
     /// The manifest could not be patched or written.
     #[error("error creating local etcd static pod manifest file: {0}")]
     Write(String),
-    /// The RootlessControlPlane feature gate needs users and groups we do not create yet.
-    #[error("the RootlessControlPlane feature gate is not implemented yet in kubeadm-rs")]
-    Rootless,
 }
 
 /// `etcd local`.
@@ -60,10 +57,7 @@ pub(crate) fn run_local(data: &mut InitData) -> Result<(), PhaseError> {
         "[etcd] Creating static Pod manifest for local etcd in {:?}",
         data.manifest_dir.display().to_string()
     ));
-    if manifests::rootless::enabled(&data.cfg.cluster) {
-        return Err(EtcdError::Rootless.into());
-    }
-    let pod = manifests::etcd_pod(
+    let mut pod = manifests::etcd_pod(
         &data.cfg.cluster,
         &data.cfg.init.local_api_endpoint,
         &data.cfg.init.node_registration.name,
@@ -71,6 +65,8 @@ pub(crate) fn run_local(data: &mut InitData) -> Result<(), PhaseError> {
         &data.cfg.resolved,
     )
     .map_err(EtcdError::from)?;
+    crate::control_plane::as_non_root(data, &mut pod, "[etcd]", "\"etcd\"")
+        .map_err(|e| EtcdError::Write(e.to_string()))?;
     // Upstream wraps whatever CreateLocalEtcdStaticPodManifestFile returns, the patching and
     // the writing included.
     write_static_pod(data, pod).map_err(|e| PhaseError::from(EtcdError::Write(e.to_string())))

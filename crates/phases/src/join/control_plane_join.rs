@@ -50,9 +50,10 @@ pub enum JoinEtcdError {
     /// The manifest could not be built.
     #[error("error creating local etcd static pod manifest file: {0}")]
     Manifest(#[from] manifests::ManifestError),
-    /// The RootlessControlPlane feature gate needs users and groups we do not create yet.
-    #[error("the RootlessControlPlane feature gate is not implemented yet in kubeadm-rs")]
-    Rootless,
+    /// The `RootlessControlPlane` users, groups or file owners could not be set up (upstream
+    /// wraps it as every error of the manifest's creation).
+    #[error("error creating local etcd static pod manifest file: {0}")]
+    NonRoot(crate::users::NonRootError),
     /// The new member did not become available.
     #[error(
         "error creating local etcd static pod manifest file: {source}. The new etcd member on this node did not answer in {}s: \
@@ -180,10 +181,7 @@ fn write_etcd_manifest(cp: &mut InitData, initial: &[EtcdMember], dry_run: bool)
         cp.say(&format!("[etcd] Would add etcd member: {}", peer_url(&endpoint)));
     }
     cp.say("[etcd] Creating static Pod manifest for \"etcd\"");
-    if manifests::rootless::enabled(&cp.cfg.cluster) {
-        return Err(JoinEtcdError::Rootless.into());
-    }
-    let pod = manifests::etcd_pod(
+    let mut pod = manifests::etcd_pod(
         &cp.cfg.cluster,
         &endpoint,
         &cp.cfg.init.node_registration.name,
@@ -191,6 +189,7 @@ fn write_etcd_manifest(cp: &mut InitData, initial: &[EtcdMember], dry_run: bool)
         &cp.cfg.resolved,
     )
     .map_err(JoinEtcdError::from)?;
+    crate::control_plane::as_non_root(cp, &mut pod, "[etcd]", "\"etcd\"").map_err(JoinEtcdError::NonRoot)?;
     write_static_pod(cp, pod)?;
     if dry_run {
         cp.say("[etcd] Would wait for the new etcd member to join the cluster");

@@ -123,12 +123,20 @@ pub(crate) fn run_cleanup_node(data: &mut ResetData) -> Result<(), PhaseError> {
         if data.dry_run {
             data.say("[reset] Would remove users and groups created for rootless control-plane");
         } else {
-            // kubeadm-rs creates no users for the rootless control plane yet, so there are none
-            // of ours to remove; say so instead of touching /etc/passwd.
-            data.effects.reporter.warn(
+            data.effects.reporter.info(
+                1,
                 SRC,
-                "[reset] Failed to remove users and groups: removing the rootless control-plane users is not implemented in kubeadm-rs\n",
+                "[reset] Removing users and groups created for rootless control-plane",
             );
+            if let Err(e) = crate::users::remove_users_and_groups(
+                &*data.effects.fs,
+                &*data.effects.reporter,
+                &crate::users::AccountFiles::host(),
+            ) {
+                data.effects
+                    .reporter
+                    .warn(SRC, &format!("[reset] Failed to remove users and groups: {e}\n"));
+            }
         }
     }
     Ok(())

@@ -150,3 +150,63 @@ pub fn context(
         effects: effects(Arc::from(fs), Arc::new(Shared(out)), now),
     }
 }
+
+/// The host's file system as a chroot into `root` sees it: an absolute path outside `root` is
+/// taken below it (`/etc/passwd` is `<root>/etc/passwd`), a path already below `root` as it is.
+/// For the phases that reach fixed host paths (the account files, `/etc/kubernetes/*.conf`).
+pub struct RootedFs(pub PathBuf);
+
+impl RootedFs {
+    fn map(&self, p: &Path) -> PathBuf {
+        if p.starts_with(&self.0) {
+            p.to_path_buf()
+        } else {
+            self.0.join(p.strip_prefix("/").unwrap_or(p))
+        }
+    }
+}
+
+impl Fs for RootedFs {
+    fn read(&self, path: &Path) -> std::io::Result<Vec<u8>> {
+        kubeadm_host::fs::RealFs.read(&self.map(path))
+    }
+    fn write(&self, path: &Path, contents: &[u8], mode: u32) -> std::io::Result<()> {
+        kubeadm_host::fs::RealFs.write(&self.map(path), contents, mode)
+    }
+    fn exists(&self, path: &Path) -> bool {
+        kubeadm_host::fs::RealFs.exists(&self.map(path))
+    }
+    fn create_dir_all(&self, path: &Path, mode: u32) -> std::io::Result<()> {
+        kubeadm_host::fs::RealFs.create_dir_all(&self.map(path), mode)
+    }
+    fn remove_file(&self, path: &Path) -> std::io::Result<()> {
+        kubeadm_host::fs::RealFs.remove_file(&self.map(path))
+    }
+    fn list_dir(&self, path: &Path) -> std::io::Result<Vec<String>> {
+        kubeadm_host::fs::RealFs.list_dir(&self.map(path))
+    }
+    fn remove_all(&self, path: &Path) -> std::io::Result<()> {
+        kubeadm_host::fs::RealFs.remove_all(&self.map(path))
+    }
+    fn rename(&self, from: &Path, to: &Path) -> std::io::Result<()> {
+        kubeadm_host::fs::RealFs.rename(&self.map(from), &self.map(to))
+    }
+    fn copy_dir(&self, from: &Path, to: &Path) -> std::io::Result<()> {
+        kubeadm_host::fs::RealFs.copy_dir(&self.map(from), &self.map(to))
+    }
+    fn remove_stale_temp_files(&self, dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+        kubeadm_host::fs::RealFs.remove_stale_temp_files(&self.map(dir))
+    }
+    fn lock(&self, path: &Path) -> std::io::Result<kubeadm_effects::fs::FileLock> {
+        kubeadm_host::fs::RealFs.lock(&self.map(path))
+    }
+    fn chown(&self, path: &Path, uid: u32, gid: u32) -> std::io::Result<()> {
+        kubeadm_host::fs::RealFs.chown(&self.map(path), uid, gid)
+    }
+    fn chmod(&self, path: &Path, mode: u32) -> std::io::Result<()> {
+        kubeadm_host::fs::RealFs.chmod(&self.map(path), mode)
+    }
+    fn chown_tree(&self, path: &Path, uid: u32, gid: u32) -> Result<(), kubeadm_effects::fs::PathIoError> {
+        kubeadm_host::fs::RealFs.chown_tree(&self.map(path), uid, gid)
+    }
+}

@@ -161,6 +161,25 @@ impl<F: Fs> Fs for CrashFs<F> {
     fn copy_dir(&self, from: &Path, to: &Path) -> io::Result<()> {
         self.change(|fs| fs.copy_dir(from, to))
     }
+    fn lock(&self, path: &Path) -> io::Result<kubeadm_effects::fs::FileLock> {
+        self.look(|fs| fs.lock(path))
+    }
+    fn chown(&self, path: &Path, uid: u32, gid: u32) -> io::Result<()> {
+        self.change(|fs| fs.chown(path, uid, gid))
+    }
+    fn chmod(&self, path: &Path, mode: u32) -> io::Result<()> {
+        self.change(|fs| fs.chmod(path, mode))
+    }
+    fn chown_tree(&self, path: &Path, uid: u32, gid: u32) -> Result<(), kubeadm_effects::fs::PathIoError> {
+        if self.1.step() {
+            self.0.chown_tree(path, uid, gid)
+        } else {
+            Err(kubeadm_effects::fs::PathIoError {
+                path: path.to_path_buf(),
+                source: killed(),
+            })
+        }
+    }
 }
 
 /// The fake API server behind a crash point: once dead, it is down for this process.

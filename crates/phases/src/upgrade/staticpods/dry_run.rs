@@ -15,12 +15,24 @@ pub fn dry_run(
     reporter: &dyn Reporter,
 ) -> Result<(), StaticPodUpgradeError> {
     let dir = kubernetes_dir.join("tmp/kubeadm-upgrade-dryrun");
-    if let Some(pm) = patches.filter(|_| announce_patches) {
-        for m in pm.messages() {
-            reporter.out(&format!("{m}\n"));
-        }
+    let rootless = manifests::rootless::enabled(&cfg.cluster);
+    if rootless {
+        let names = kubeadm_api::gofmt::list(Component::ALL.iter().map(|c| c.name()));
+        let [create, _] = crate::users::dry_run_lines("[control-plane]", &names, "");
+        reporter.out(&format!("{create}\n"));
     }
+    let mut announce = patches.filter(|_| announce_patches);
     for c in Component::ALL {
+        if rootless {
+            let [_, update] = crate::users::dry_run_lines("[control-plane]", "", c.name());
+            reporter.out(&format!("{update}\n"));
+        }
+        // Upstream reads (and announces) the patch folder where it first patches.
+        if let Some(pm) = announce.take() {
+            for m in pm.messages() {
+                reporter.out(&format!("{m}\n"));
+            }
+        }
         let pod = manifests::control_plane_pod(
             c,
             &cfg.cluster,

@@ -89,7 +89,7 @@ impl StaticPodUpgrade<'_> {
             ))));
         }
         let before = self.wait_for_single_hash(ETCD).map_err(EtcdStep::Fatal)?;
-        let pod = manifests::etcd_pod(
+        let mut pod = manifests::etcd_pod(
             &self.cfg.cluster,
             &self.cfg.init.local_api_endpoint,
             self.node_name(),
@@ -97,6 +97,11 @@ impl StaticPodUpgrade<'_> {
             &self.cfg.resolved,
         )
         .map_err(|e| {
+            EtcdStep::Fatal(failed(format!(
+                "error creating local etcd static pod manifest file: {e}"
+            )))
+        })?;
+        self.as_non_root(&mut pod).map_err(|e| {
             EtcdStep::Fatal(failed(format!(
                 "error creating local etcd static pod manifest file: {e}"
             )))

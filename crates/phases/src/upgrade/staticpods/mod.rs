@@ -152,6 +152,9 @@ enum WriteManifestError {
         /// Why.
         source: Box<kubeadm_core::patches::PatchError>,
     },
+    /// The `RootlessControlPlane` users, groups or file owners could not be set up.
+    #[error(transparent)]
+    NonRoot(crate::users::NonRootError),
     /// The file could not be written.
     #[error("failed to create static pod manifest file for {name:?}: {source}")]
     Write {
@@ -438,16 +441,34 @@ impl StaticPodUpgrade<'_> {
     /// `CreateInitStaticPodManifestFiles`, which prints nothing but the patches it applies).
     fn write_control_plane_manifests(&self, dir: &Path) -> Result<(), WriteManifestError> {
         for c in Component::ALL {
-            let pod = manifests::control_plane_pod(
+            let mut pod = manifests::control_plane_pod(
                 c,
                 &self.cfg.cluster,
                 &self.cfg.init.local_api_endpoint,
                 &self.cfg.resolved,
                 self.facts,
             );
+            self.as_non_root(&mut pod)?;
             self.write_manifest(dir, pod)?;
         }
         Ok(())
+    }
+
+    /// With the `RootlessControlPlane` gate: the users, the file owners and `pod` made to run as
+    /// non-root, as upstream's `CreateStaticPodFiles` does for the upgrade's new manifests.
+    fn as_non_root(&self, pod: &mut StaticPod) -> Result<(), WriteManifestError> {
+        if !manifests::rootless::enabled(&self.cfg.cluster) {
+            return Ok(());
+        }
+        crate::users::run_as_non_root(
+            self.fs,
+            self.reporter,
+            &crate::users::AccountFiles::host(),
+            &self.cfg.cluster,
+            self.facts.external_ca,
+            pod,
+        )
+        .map_err(WriteManifestError::NonRoot)
     }
 
     fn write_manifest(&self, dir: &Path, pod: StaticPod) -> Result<(), WriteManifestError> {
