@@ -15,7 +15,7 @@ use std::process::{Command, Output};
 const CONFIG: &str = "apiVersion: kubeadm.k8s.io/v1beta3
 kind: InitConfiguration
 localAPIEndpoint:
-  advertiseAddress: 127.0.0.1
+  advertiseAddress: 192.0.2.1
   bindPort: 1
 nodeRegistration:
   name: node1
@@ -23,6 +23,7 @@ nodeRegistration:
 apiVersion: kubeadm.k8s.io/v1beta3
 kind: ClusterConfiguration
 kubernetesVersion: v1.25.16
+controlPlaneEndpoint: 127.0.0.1:1
 ";
 
 const WAITING: &str = "[wait-control-plane] Waiting for the API server to answer /healthz";
