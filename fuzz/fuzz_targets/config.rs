@@ -16,6 +16,7 @@ fn host() -> HostFacts {
         hostname: "fuzz-node".into(),
         default_route_ipv4: Some(IpAddr::V4(Ipv4Addr::new(192, 0, 2, 10))),
         default_route_ipv6: None,
+        host_address_error: None,
         loopback_address: Some(IpAddr::V4(Ipv4Addr::LOCALHOST)),
         existing_cri_sockets: vec!["unix:///var/run/containerd/containerd.sock".into()],
         systemd_resolved_active: false,
