@@ -66,19 +66,20 @@ check "secrets audit selftest" python3 "$here/lib/secrets_audit.py" --selftest
 # What the joins of `ha` wrote and what `upgrade` left, by run, to compare upstream's with ours.
 ha_files=$(mktemp -d)
 upgrade_dumps=$(mktemp -d)
+rootless_files=$(mktemp -d)
 capi_output=$(mktemp -d)
 # What kubeadm printed in every scenario below (scenario.sh keeps each run's *.log files there), for
 # the secrets audit at the end.
 TB_AUDIT_DIR=$(mktemp -d)
 export TB_AUDIT_DIR
-trap 'rm -rf "$ha_files" "$upgrade_dumps" "$capi_output" "$TB_AUDIT_DIR"' EXIT
+trap 'rm -rf "$ha_files" "$upgrade_dumps" "$rootless_files" "$capi_output" "$TB_AUDIT_DIR"' EXIT
 long=${TB_LONG:-}
 # The `upgrade` scenario's cluster: two control planes and a worker in CI, three and a worker with
 # --long (upstream's reference and ours always of the same shape: the same value for both runs).
 if [ -n "$long" ]; then TB_UPGRADE_CONTROL_PLANES=${TB_UPGRADE_CONTROL_PLANES:-3}; fi
 export TB_UPGRADE_CONTROL_PLANES=${TB_UPGRADE_CONTROL_PLANES:-2}
 # Upstream's runs: every scenario with --kubeadm or TB_LONG, else only the references ours is compared
-# with (ha's files, upgrade's objects and files). The reference run of `upgrade` skips its rollback:
+# with (ha's and rootless's files, upgrade's objects and files). The reference run of `upgrade` skips its rollback:
 # upstream waits 5 minutes before it rolls back, and ours is shown rolling back below.
 #
 # Those two references are upstream's behaviour on this testbed, nothing of ours: the same scenario,
@@ -103,12 +104,17 @@ keep_references=""
 kept_keys=""
 for s in $("$here/scenario.sh" --list); do
   case "$s" in
-    ha | upgrade) ;;
+    ha | upgrade | rootless) ;;
     # The benchmark's timings, run by scripts/bench.sh for both binaries; not a check.
     bench) continue ;;
     *) [ -n "$long" ] || [ ${#args[@]} != 0 ] || continue ;;
   esac
-  case "$s" in ha) out=$ha_files/upstream ;; upgrade) out=$upgrade_dumps/upstream ;; *) out="" ;; esac
+  case "$s" in
+    ha) out=$ha_files/upstream ;;
+    upgrade) out=$upgrade_dumps/upstream ;;
+    rootless) out=$rootless_files/upstream ;;
+    *) out="" ;;
+  esac
   kept=""
   if [ -n "$keep_references" ] && [ -n "$out" ]; then
     kept=$cache/references/$s-$(reference_key "$s")
@@ -123,7 +129,8 @@ for s in $("$here/scenario.sh" --list); do
   fi
   before=$failed
   check "scenario $s" env TB_HA_FILES="$ha_files/upstream" TB_UPGRADE_DUMP="$upgrade_dumps/upstream" \
-    TB_UPGRADE_SKIP_ROLLBACK=1 TB_CAPI_OUTPUT="$capi_output/upstream" "$here/scenario.sh" "$s" "${args[@]}"
+    TB_UPGRADE_SKIP_ROLLBACK=1 TB_CAPI_OUTPUT="$capi_output/upstream" \
+    TB_ROOTLESS_FILES="$rootless_files/upstream" "$here/scenario.sh" "$s" "${args[@]}"
   if [ -n "$kept" ] && [ "$failed" = "$before" ] && [ -d "$out" ]; then
     rm -rf "$kept" && mkdir -p "$kept" && cp -a "$out" "$kept/out" && date -u +%FT%TZ >"$kept/passed" ||
       echo "testbed: could not keep upstream's reference of $s in $kept" >&2
@@ -211,6 +218,13 @@ if [ ${#args[@]} = 0 ]; then
     # with their CAs, keys and kubeconfigs: subject, issuer, SANs, usages, key, chain, validity length.
     check "upgrade: our upgrade's certificates have upstream's profiles" \
       python3 "$here/lib/compare.py" "$upgrade_dumps/upstream/pki" "$upgrade_dumps/ours/pki"
+    # RootlessControlPlane: our init, control-plane join, upgrade node and resets; the processes run
+    # as the gate's users, reset removes them; the manifests, the kubelet's files, every owner and
+    # mode under /etc/kubernetes and etcd's data, and the users and groups, against upstream's run.
+    check "scenario rootless (our init, control-plane join, upgrade node and resets)" \
+      env TB_ROOTLESS_FILES="$rootless_files/ours" "$here/scenario.sh" rootless --deb "$deb"
+    check "rootless: our kubeadm wrote upstream's manifests, owners, modes, users and groups" \
+      files_same "$rootless_files/upstream" "$rootless_files/ours"
     # How long each upgrade command took, and the longest gap of the API through the load balancer,
     # upstream's run beside ours (information, not a check: the machines are shared and noisy).
     if [ -f "$upgrade_dumps/upstream/timings" ] && [ -f "$upgrade_dumps/ours/timings" ]; then

@@ -111,6 +111,54 @@ tb_dump_node_files() {
   done
 }
 
+# tb_dns_from_pod VIA N NAME: a pod NAME on node N (created through node VIA's kubectl; the node needs
+# the image set `tools`) runs images/dnscheck, Go's resolver through the pod's resolv.conf, which the
+# kubelet points at the cluster DNS Service: kubernetes.default.svc.cluster.local must resolve to the
+# kubernetes Service's cluster IP. The pod tolerates every taint (a control plane's too). On failure
+# returns 1 with the reason in TB_WHY; the pod's output is in $TB_RUN/NAME.log.
+# shellcheck disable=SC2034 # TB_WHY is for the caller
+tb_dns_from_pod() {
+  local via=$1 n=$2 pod=$3 ip phase
+  TB_WHY="no kubernetes Service"
+  ip=$(tb_kubectl "$via" --request-timeout=10s -n default get service kubernetes -o 'jsonpath={.spec.clusterIP}') || return 1
+  TB_WHY="creating pod $pod"
+  tb_kubectl "$via" --request-timeout=10s -n default create -f - >&2 <<POD || return 1
+apiVersion: v1
+kind: Pod
+metadata:
+  name: $pod
+spec:
+  nodeName: $(tb_node_name "$n")
+  restartPolicy: Never
+  tolerations:
+  - operator: Exists
+  containers:
+  - name: dnscheck
+    image: kubeadm-rs.testbed/dnscheck:1
+    imagePullPolicy: Never
+    args: ["kubernetes.default.svc.cluster.local", "60"]
+POD
+  TB_WHY="pod $pod did not finish"
+  tb_poll 90 "pod $pod done" tb_pod_finished "$via" default "$pod" || return 1
+  phase=$(tb_kubectl "$via" --request-timeout=10s -n default get pod "$pod" -o 'jsonpath={.status.phase}')
+  tb_kubectl "$via" --request-timeout=10s -n default logs "$pod" >"$TB_RUN/$pod.log" 2>&1
+  if [ "$phase" != Succeeded ] || ! grep -qx "$ip" "$TB_RUN/$pod.log"; then
+    cat "$TB_RUN/$pod.log" >&2
+    TB_WHY="pod $pod: kubernetes.default.svc.cluster.local did not resolve to $ip ($phase)"
+    return 1
+  fi
+  tb_kubectl "$via" --request-timeout=10s -n default delete pod "$pod" --wait=false >&2 || true
+  tb_log "ok: DNS answers in a pod on $(tb_node_name "$n"): kubernetes.default.svc.cluster.local is $ip"
+  TB_WHY=""
+}
+# tb_pod_finished VIA NAMESPACE POD: the pod has Succeeded or Failed.
+tb_pod_finished() {
+  case "$(tb_kubectl "$1" --request-timeout=10s -n "$2" get pod "$3" -o 'jsonpath={.status.phase}')" in
+    Succeeded | Failed) ;;
+    *) return 1 ;;
+  esac
+}
+
 # etcd's v3 JSON gateway on node N's own member, with the health-check client certificate kubeadm
 # writes for the etcd pod's probes (etcd trusts any client certificate of its CA).
 tb_etcd_curl() {

@@ -260,35 +260,6 @@ settled_for() {
   done
   "$@"
 }
-# dns_from_pod NAME: a pod on the worker (images/dnscheck: Go's resolver, through the pod's
-# resolv.conf, which the kubelet points at the cluster DNS Service) looks up
-# kubernetes.default.svc.cluster.local and must get the kubernetes Service's cluster IP.
-dns_from_pod() {
-  local pod=$1 ip phase
-  ip=$(kubectl1 -n default get service kubernetes -o 'jsonpath={.spec.clusterIP}') || fail "no kubernetes Service"
-  kubectl1 -n default create -f - >&2 <<POD || fail "creating pod $pod"
-apiVersion: v1
-kind: Pod
-metadata:
-  name: $pod
-spec:
-  nodeName: node$worker
-  restartPolicy: Never
-  containers:
-  - name: dnscheck
-    image: kubeadm-rs.testbed/dnscheck:1
-    imagePullPolicy: Never
-    args: ["kubernetes.default.svc.cluster.local", "60"]
-POD
-  tb_poll 90 "pod $pod done" eval '[ "$(kubectl1 -n default get pod "$pod" -o "jsonpath={.status.phase}")" = Succeeded ] ||
-    [ "$(kubectl1 -n default get pod "$pod" -o "jsonpath={.status.phase}")" = Failed ]' || fail "pod $pod did not finish"
-  phase=$(kubectl1 -n default get pod "$pod" -o 'jsonpath={.status.phase}')
-  kubectl1 -n default logs "$pod" >"$TB_RUN/$pod.log" 2>&1
-  [ "$phase" = Succeeded ] && grep -qx "$ip" "$TB_RUN/$pod.log" ||
-    { cat "$TB_RUN/$pod.log" >&2; fail "pod $pod: kubernetes.default.svc.cluster.local did not resolve to $ip ($phase)"; }
-  kubectl1 -n default delete pod "$pod" --wait=false >&2 || true
-  tb_log "ok: DNS answers in a pod on node$worker: kubernetes.default.svc.cluster.local is $ip"
-}
 # run_logged N NAME CMD...: CMD on node N, output in $TB_RUN/nodeN/NAME.log, and each line with the
 # time it came in NAME.times.log (to see where an upgrade spends its time, and compare two runs');
 # returns CMD's status.
@@ -424,7 +395,7 @@ done
 kubectl1 -n default create configmap written-before-upgrade --from-literal=written-at="$(date -u +%FT%TZ)" >&2 ||
   fail "writing a ConfigMap before the upgrade"
 written=$(kubectl1 -n default get configmap written-before-upgrade -o 'jsonpath={.data.written-at}')
-dns_from_pod dns-before-upgrade
+tb_dns_from_pod 1 "$worker" dns-before-upgrade || fail "$TB_WHY"
 tb_log "cluster at $old up $(($(date +%s) - t0))s after the start: kubeadm-config says k8s.gcr.io, both taints on the control planes"
 poller_start
 
@@ -547,7 +518,7 @@ tb_poll 120 "etcd: the control planes are its started voting members" tb_etcd_me
   fail "the ConfigMap written before the upgrade does not read back"
 tb_poll 120 "CoreDNS v1.9.3 Available (2 replicas)" coredns_available registry.k8s.io/coredns/coredns:v1.9.3 ||
   fail "CoreDNS not Available at the end"
-dns_from_pod dns-after-upgrade
+tb_dns_from_pod 1 "$worker" dns-after-upgrade || fail "$TB_WHY"
 # Certificate renewal is on by default (--certificate-renewal=true) in apply and node: every control
 # plane's component certificates are renewed, their CAs are not. Which ones is compared with
 # upstream's run (files/nodeN/renewed-certificates), node1's profiles too (pki/, lib/compare.py).
