@@ -1,6 +1,8 @@
 # shellcheck shell=bash
-# Scenario init-join-reset: kubeadm init on node1, kubeadm join (token discovery) on node2, both
-# nodes Ready, kubeadm reset -f on both; with our join, two joins on node3 and node4 staged to fail
+# Scenario init-join-reset: kubeadm init on node1, kubeadm join (token discovery) on node2, whose
+# kubelet is v1.24.17, one minor behind the control plane, as upstream's skew policy allows (the
+# kubelet the join sees, kubeadm-flags.env's --container-runtime=remote for it, the Node's version,
+# kube-proxy v1.25.16 running there), both nodes Ready, kubeadm reset -f on both; with our join, two joins on node3 and node4 staged to fail
 # (a certificate signing request nobody approves, a token that expires) for the diagnosis. Sourced by scenario.sh with lib/node.sh loaded; every step is
 # asserted through the API (kubectl on node1) with polling and a deadline.
 
@@ -30,6 +32,11 @@ join_ignore=""
 
 tb_node_create 1
 tb_node_create 2
+# node2's kubelet one minor behind (kubeadm's skew-kubelet-1.24-on-1.25 workflow): the worker a
+# cluster keeps while its control plane is upgraded first.
+skew_kubelet=$TB_UPSTREAM/v1.24.17/kubelet
+[ -x "$skew_kubelet" ] || tb_die "kubelet v1.24.17 not executable: $skew_kubelet (testbed/upstream/build.sh v1.24.17/kubelet)"
+tb_node_kubelet 2 "$skew_kubelet"
 
 { tb_control_plane_config; tb_kube_proxy_config; } | tb_node_exec 1 sh -c 'mkdir -p /etc/testbed && cat > /etc/testbed/kubeadm-init.yaml'
 
@@ -99,6 +106,18 @@ tb_poll 60 "node1 Ready" node_ready node1 || fail "node1 did not become Ready"
 for n in node1 node2; do
   tb_poll 120 "kube-proxy Running on $n" ds_running_on kube-proxy "$n" || fail "kube-proxy not Running on $n"
 done
+# The skewed kubelet: the Node says v1.24.17 (node1's v1.25.16); join wrote the flag a 1.24 or 1.25
+# kubelet needs, --container-runtime=remote; kube-proxy v1.25.16 runs on it.
+[ "$(kubectl1 get node node2 -o 'jsonpath={.status.nodeInfo.kubeletVersion}')" = v1.24.17 ] ||
+  fail "node2's kubelet is not v1.24.17: $(kubectl1 get node node2 -o 'jsonpath={.status.nodeInfo.kubeletVersion}')"
+[ "$(kubectl1 get node node1 -o 'jsonpath={.status.nodeInfo.kubeletVersion}')" = v1.25.16 ] ||
+  fail "node1's kubelet is not v1.25.16"
+tb_node_exec 2 grep -q -- "--container-runtime=remote " /var/lib/kubelet/kubeadm-flags.env ||
+  fail "node2: kubeadm-flags.env lacks --container-runtime=remote: $(tb_node_exec 2 cat /var/lib/kubelet/kubeadm-flags.env)"
+[ "$(kubectl1 -n kube-system get pods -l k8s-app=kube-proxy --field-selector spec.nodeName=node2 \
+  -o 'jsonpath={.items[0].spec.containers[0].image}')" = registry.k8s.io/kube-proxy:v1.25.16 ] ||
+  fail "node2's kube-proxy is not v1.25.16"
+tb_log "ok: node2 runs kubelet v1.24.17 in the v1.25.16 cluster, with kube-proxy v1.25.16"
 # CoreDNS Ready means pod networking, the service VIP through kube-proxy's rules and the API all work.
 tb_poll 180 "CoreDNS Available (2 replicas)" coredns_available || fail "CoreDNS did not become Available"
 kubectl1 get nodes -o wide >&2
