@@ -159,6 +159,26 @@ tb_pod_finished() {
   esac
 }
 
+# tb_https_serve N PORT DIR CERT KEY: the files of DIR over HTTPS on node N's address, port PORT, with
+# the certificate CERT and its key KEY (host paths), in the background in node N's network namespace
+# (the teardown stops it with the node); returns once it answers. Log: $TB_RUN/nodeN/https-PORT.log.
+tb_https_serve() {
+  local n=$1 port=$2 dir=$3 cert=$4 key=$5 log
+  log=$TB_RUN/$(tb_node_name "$n")/https-$port.log
+  nsenter --net="$TB_RUN/ns/$(tb_node_name "$n").net" python3 -c '
+import functools, http.server, ssl, sys
+ip, port, root, cert, key = sys.argv[1:]
+handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=root)
+server = http.server.ThreadingHTTPServer((ip, int(port)), handler)
+ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+ctx.load_cert_chain(cert, key)
+server.socket = ctx.wrap_socket(server.socket, server_side=True)
+server.serve_forever()' "$(tb_node_ip "$n")" "$port" "$dir" "$cert" "$key" >"$log" 2>&1 &
+  disown "$!" # the teardown kills it: no job report
+  tb_poll 15 "$(tb_node_name "$n"): HTTPS on port $port" \
+    nsenter --net="$TB_RUN/ns/$(tb_node_name "$n").net" curl -sk --max-time 2 -o /dev/null "https://$(tb_node_ip "$n"):$port/"
+}
+
 # etcd's v3 JSON gateway on node N's own member, with the health-check client certificate kubeadm
 # writes for the etcd pod's probes (etcd trusts any client certificate of its CA).
 tb_etcd_curl() {

@@ -101,6 +101,43 @@ step_wait() {
   tb_log "node$step_n: kubeadm $step_name done in $(($(date +%s) - step_t))s"
 }
 
+# The worker joins by HTTPS discovery (kubeadm's `discovery` workflow): node1 serves the cluster-info
+# kubeconfig (kube-public/cluster-info's, as init made it) on :8443 with a certificate of a CA that
+# node4 trusts (added to node4's /etc/ssl/certs/ca-certificates.crt, which Go's and rustls's native
+# roots read), and on :8444 with a self-signed one nothing trusts (a leaf: basicConstraints CA:FALSE;
+# see docs/limitations.md for a self-signed CA certificate). A join against :8444 must fail
+# before it writes anything (no kubeconfig, certificate or kubelet file);
+# the worker then joins through :8443 with `--tls-bootstrap-token` (the token of the printed
+# command), and its files are compared with upstream's as the others are.
+https_discovery() {
+  local d=$TB_RUN/https rc=0 left
+  mkdir -p "$d/www"
+  openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=testbed-ca -keyout "$d/ca.key" -out "$d/ca.crt" \
+    -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign 2>/dev/null &&
+    openssl req -newkey rsa:2048 -nodes -subj /CN=node1 -keyout "$d/srv.key" -out "$d/srv.csr" 2>/dev/null &&
+    openssl x509 -req -in "$d/srv.csr" -CA "$d/ca.crt" -CAkey "$d/ca.key" -days 1 -out "$d/srv.crt" \
+      -extfile <(printf 'subjectAltName=IP:%s\nextendedKeyUsage=serverAuth\n' "$(tb_node_ip 1)") 2>/dev/null &&
+    openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=node1 -keyout "$d/self.key" -out "$d/self.crt" \
+      -addext basicConstraints=critical,CA:FALSE -addext "subjectAltName=IP:$(tb_node_ip 1)" 2>/dev/null ||
+    fail "openssl: the HTTPS discovery certificates"
+  kubectln 1 -n kube-public get configmap cluster-info -o 'jsonpath={.data.kubeconfig}' >"$d/www/cluster-info.yaml" ||
+    fail "no kube-public/cluster-info"
+  grep -q "server: https://$lb:6443" "$d/www/cluster-info.yaml" || fail "cluster-info does not name the load balancer"
+  tb_https_serve 1 8443 "$d/www" "$d/srv.crt" "$d/srv.key" || fail "node1: no HTTPS server on :8443"
+  tb_https_serve 1 8444 "$d/www" "$d/self.crt" "$d/self.key" || fail "node1: no HTTPS server on :8444"
+  tb_node_exec 4 sh -c 'cat >> /etc/ssl/certs/ca-certificates.crt' <"$d/ca.crt" || fail "node4: trusting the testbed CA"
+  tb_log "kubeadm join on node4 ($join_kubeadm), discovery file https://$(tb_node_ip 1):8444/cluster-info.yaml (untrusted)"
+  tb_node_exec 4 timeout 120 "$join_kubeadm" join --discovery-file "https://$(tb_node_ip 1):8444/cluster-info.yaml" \
+    --tls-bootstrap-token "$token" >"$TB_RUN/node4/join-untrusted.log" 2>&1 || rc=$?
+  cat "$TB_RUN/node4/join-untrusted.log" >&2
+  [ "$rc" != 0 ] || fail "node4: the join through a server nothing trusts succeeded"
+  grep -q "x509: certificate signed by unknown authority" "$TB_RUN/node4/join-untrusted.log" ||
+    fail "node4: the refused join does not say the certificate's authority is unknown"
+  left=$(tb_node_exec 4 find /etc/kubernetes /var/lib/kubelet -mindepth 1 -not -type d) || fail "node4: listing its files"
+  [ -z "$left" ] || fail "node4: the refused join left files: $left"
+  tb_log "ok: node4: the join through an untrusted HTTPS server failed (exit $rc) and wrote nothing"
+}
+
 t0=$(date +%s)
 tb_node_create 1
 # shellcheck disable=SC2086
@@ -123,7 +160,8 @@ case "$worker_join" in
   *) fail "no worker join command for $lb:6443: '$worker_join'" ;;
 esac
 cp_join="$join_kubeadm${cp_join#kubeadm}"
-worker_join="$join_kubeadm${worker_join#kubeadm}"
+token=$(printf '%s\n' "$worker_join" | sed -n 's/.* --token \([^ ]*\).*/\1/p')
+[ -n "$token" ] || fail "no --token in the worker join command: '$worker_join'"
 
 # The control planes one after the other, each joining while the next node is created.
 tb_log "kubeadm join --control-plane on node2 ($join_kubeadm)"
@@ -136,9 +174,11 @@ tb_log "kubeadm join --control-plane on node3 ($join_kubeadm)"
 step_start 3 join $cp_join $cp_join_ignore
 tb_node_create 4
 step_wait
-tb_log "kubeadm join on node4 ($join_kubeadm)"
+https_discovery
+tb_log "kubeadm join on node4 ($join_kubeadm), discovery file https://$(tb_node_ip 1):8443/cluster-info.yaml"
 # shellcheck disable=SC2086
-step_start 4 join $worker_join $worker_join_ignore
+step_start 4 join "$join_kubeadm" join --discovery-file "https://$(tb_node_ip 1):8443/cluster-info.yaml" \
+  --tls-bootstrap-token "$token" $worker_join_ignore
 step_wait
 
 for n in $cps 4; do

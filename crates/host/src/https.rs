@@ -153,25 +153,27 @@ fn native_roots() -> RootCertStore {
 }
 
 /// An error and its causes, `: `-separated as Go chains them, without hyper's generic wrappers
-/// ("client error (Connect)") when a cause says more; OS errors and an unknown CA in Go's words
-/// (`dial tcp 127.0.0.1:1: connect: connection refused`, `x509: certificate signed by unknown
-/// authority`).
+/// ("client error (Connect)") when a cause says more; OS errors and a refused certificate in Go's
+/// words (`dial tcp 127.0.0.1:1: connect: connection refused`, `tls: failed to verify certificate:
+/// x509: certificate signed by unknown authority`, as Go 1.20's TLS stack, upstream v1.25.16's, says).
 fn chain(error: &(dyn std::error::Error + 'static), dial: &str) -> String {
     let mut parts: Vec<String> = Vec::new();
     let mut next = Some(error);
     while let Some(e) = next {
         let io = e.downcast_ref::<std::io::Error>();
         let tls = rustls_error(e);
-        let text =
-            if let Some(rustls::Error::InvalidCertificate(rustls::CertificateError::UnknownIssuer)) = tls {
-                "x509: certificate signed by unknown authority".to_string()
-            } else if let Some(io) = io {
-                kubeadm_api::gofmt::io_error(io)
-            } else if e.to_string() == "tcp connect error" {
-                format!("{dial}: connect")
-            } else {
-                e.to_string()
-            };
+        let text = if let Some(rejected) = tls
+            .filter(|t| matches!(t, rustls::Error::InvalidCertificate(_)))
+            .and_then(|_| certificate_rejected(e))
+        {
+            rejected
+        } else if let Some(io) = io {
+            kubeadm_api::gofmt::io_error(io)
+        } else if e.to_string() == "tcp connect error" {
+            format!("{dial}: connect")
+        } else {
+            e.to_string()
+        };
         if !parts.iter().any(|p| p.contains(&text)) {
             parts.push(text);
         }

@@ -111,7 +111,9 @@ fn refuses_a_server_the_host_does_not_trust() {
     assert!(matches!(err, HttpsError::Get { .. }), "{err:?}");
     assert_eq!(
         err.to_string(),
-        format!("Get {url:?}: x509: certificate signed by unknown authority")
+        format!(
+            "Get {url:?}: tls: failed to verify certificate: x509: certificate signed by unknown authority"
+        )
     );
 }
 
