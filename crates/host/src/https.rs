@@ -201,6 +201,13 @@ pub(crate) fn certificate_rejected(error: &(dyn std::error::Error + 'static)) ->
                 C::NotValidForName | C::NotValidForNameContext { .. } => {
                     "x509: certificate is not valid for the server's name".to_string()
                 }
+                // webpki refuses a CA certificate as the server's own before it looks for its
+                // issuer; Go accepts one the host trusts (docs/limitations.md).
+                C::Other(e) if e.to_string() == "CaUsedAsEndEntity" => {
+                    "x509: the server's certificate is a CA certificate (basicConstraints CA:TRUE), \
+                     which kubeadm-rs does not accept as a server's own"
+                        .to_string()
+                }
                 other => format!("x509: {other}"),
             };
             return Some(format!("tls: failed to verify certificate: {words}"));

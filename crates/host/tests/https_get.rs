@@ -117,6 +117,40 @@ fn refuses_a_server_the_host_does_not_trust() {
     );
 }
 
+/// A server whose certificate is itself a CA certificate, self-signed, also when that certificate is
+/// the one root: refused (webpki takes no CA certificate as a server's own; Go would accept it when
+/// trusted, see docs/limitations.md), in words that name the cause rather than webpki's variant.
+#[test]
+fn refuses_a_ca_certificate_as_the_servers_own_naming_it() {
+    let key = KeyPair::generate().expect("key");
+    let mut params = CertificateParams::new(vec!["127.0.0.1".to_string()]).expect("params");
+    params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let cert = params.self_signed(&key).expect("self-signed CA");
+    let pki = Pki {
+        ca: cert.der().clone(),
+        leaf: cert.der().clone(),
+        key: key.serialize_der(),
+    };
+    for trusted in [false, true] {
+        let (url, server) = serve_once(&pki, "200 OK", BODY);
+        let err = if trusted {
+            get_with_roots(&url, roots(&pki.ca), TIMEOUT)
+                .expect_err("a CA certificate as the server's must be refused")
+        } else {
+            get(&url, TIMEOUT).expect_err("an untrusted certificate must be refused")
+        };
+        server.join().expect("server");
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "Get {url:?}: tls: failed to verify certificate: x509: the server's certificate is a CA certificate \
+                 (basicConstraints CA:TRUE), which kubeadm-rs does not accept as a server's own"
+            ),
+            "trusted: {trusted}"
+        );
+    }
+}
+
 /// With the CA as the only root the same server is trusted: the body comes back as served, and
 /// also for an error status (upstream does not check it).
 #[test]
