@@ -5,12 +5,14 @@
 # names up in DNS in preflight.
 #
 # As root: a new network namespace with its loopback up and an interface eth0 (one end of a veth pair
-# whose other end, nic0, has no address: kernels without the dummy module have veth) holding
+# whose other end is nic0: kernels without the dummy module have veth) holding
 # 192.0.2.2/24 with a default route through 192.0.2.1 (documentation addresses), so that choosing
 # the host's address (the default route's interface) works as on a host. Everything sent through eth0
 # is rejected at once (iptables and ip6tables REJECT in OUTPUT): DNS queries and connections fail
 # with "connection refused" instead of leaving, or of waiting for a timeout. The addresses of the
-# name servers in /etc/resolv.conf are the namespace's own (on its loopback), where
+# name servers in /etc/resolv.conf are the namespace's own (on nic0, where no route leads and no
+# choice of the host's address looks; not on lo, which a loopback advertise address is resolved
+# through), where
 # scripts/nxdomain.py answers every query with NXDOMAIN: a name that /etc/hosts does not have is
 # "no such host", as on a host whose resolver does not know it, for both kubeadms. Only the network is
 # separate: files, mounts and processes are the machine's.
@@ -25,17 +27,16 @@ fi
 # shellcheck disable=SC2016 # expanded in the new namespace
 exec unshare --net bash -ec '
   ip link set lo up
+  ip link add eth0 type veth peer name nic0
+  ip link set nic0 up
   servers=$(awk "\$1 == \"nameserver\" { print \$2 }" /etc/resolv.conf)
   for a in $servers; do
     case "$a" in
       127.* | ::1) ;;
-      *:*) ip -6 addr add "$a/128" dev lo ;;
-      *) ip addr add "$a/32" dev lo ;;
+      *:*) ip -6 addr add "$a/128" dev nic0 nodad ;;
+      *) ip addr add "$a/32" dev nic0 ;;
     esac
   done
-  ip link add eth0 type veth peer name nic0
-  echo 1 >/proc/sys/net/ipv6/conf/nic0/disable_ipv6
-  ip link set nic0 up
   ip addr add 192.0.2.2/24 dev eth0
   ip link set eth0 up
   ip route add default via 192.0.2.1
