@@ -162,11 +162,8 @@ fn chain(error: &(dyn std::error::Error + 'static), dial: &str) -> String {
     while let Some(e) = next {
         let io = e.downcast_ref::<std::io::Error>();
         let tls = rustls_error(e);
-        let text = if let Some(rejected) = tls
-            .filter(|t| matches!(t, rustls::Error::InvalidCertificate(_)))
-            .and_then(|_| certificate_rejected(e))
-        {
-            rejected
+        let text = if let Some(rustls::Error::InvalidCertificate(c)) = tls {
+            verification_failed(c)
         } else if let Some(io) = io {
             kubeadm_api::gofmt::io_error(io)
         } else if e.to_string() == "tcp connect error" {
@@ -189,32 +186,38 @@ fn chain(error: &(dyn std::error::Error + 'static), dial: &str) -> String {
 /// TLS stack says of it (`tls: failed to verify certificate: x509: certificate signed by unknown
 /// authority`), rustls' words where Go's need more than rustls keeps.
 pub(crate) fn certificate_rejected(error: &(dyn std::error::Error + 'static)) -> Option<String> {
-    use rustls::CertificateError as C;
     let mut next = Some(error);
     while let Some(e) = next {
         if let Some(rustls::Error::InvalidCertificate(c)) = rustls_error(e) {
-            let words = match c {
-                C::UnknownIssuer => "x509: certificate signed by unknown authority".to_string(),
-                C::Expired | C::ExpiredContext { .. } | C::NotValidYet | C::NotValidYetContext { .. } => {
-                    "x509: certificate has expired or is not yet valid".to_string()
-                }
-                C::NotValidForName | C::NotValidForNameContext { .. } => {
-                    "x509: certificate is not valid for the server's name".to_string()
-                }
-                // webpki refuses a CA certificate as the server's own before it looks for its
-                // issuer; Go accepts one the host trusts (docs/limitations.md).
-                C::Other(e) if e.to_string() == "CaUsedAsEndEntity" => {
-                    "x509: the server's certificate is a CA certificate (basicConstraints CA:TRUE), \
-                     which kubeadm-rs does not accept as a server's own"
-                        .to_string()
-                }
-                other => format!("x509: {other}"),
-            };
-            return Some(format!("tls: failed to verify certificate: {words}"));
+            return Some(verification_failed(c));
         }
         next = e.source();
     }
     None
+}
+
+/// Go's words for a certificate that failed verification (rustls' where Go's need more than rustls
+/// keeps), with Go 1.20's `tls: failed to verify certificate: ` before them.
+fn verification_failed(c: &rustls::CertificateError) -> String {
+    use rustls::CertificateError as C;
+    let words = match c {
+        C::UnknownIssuer => "x509: certificate signed by unknown authority".to_string(),
+        C::Expired | C::ExpiredContext { .. } | C::NotValidYet | C::NotValidYetContext { .. } => {
+            "x509: certificate has expired or is not yet valid".to_string()
+        }
+        C::NotValidForName | C::NotValidForNameContext { .. } => {
+            "x509: certificate is not valid for the server's name".to_string()
+        }
+        // webpki refuses a CA certificate as the server's own before it looks for its
+        // issuer; Go accepts one the host trusts (docs/limitations.md).
+        C::Other(e) if e.to_string() == "CaUsedAsEndEntity" => {
+            "x509: the server's certificate is a CA certificate (basicConstraints CA:TRUE), \
+                     which kubeadm-rs does not accept as a server's own"
+                .to_string()
+        }
+        other => format!("x509: {other}"),
+    };
+    format!("tls: failed to verify certificate: {words}")
 }
 
 /// The rustls error `error` is or wraps in (nested) `io::Error`s, whose `source` skips it.
